@@ -1,0 +1,3 @@
+"""Placeholder: being written."""
+class DataLoader: pass
+class SeqDataLoader(DataLoader): pass

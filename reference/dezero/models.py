@@ -1,0 +1,3 @@
+"""Placeholder: being written."""
+from dezero.layers import Layer
+class Model(Layer): pass

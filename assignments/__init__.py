@@ -1,0 +1,1 @@
+"""One assignment file per step (package data)."""

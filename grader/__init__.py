@@ -1,0 +1,1 @@
+"""dezero-grader: an acceptance gate for learners who rebuild DeZero step by step."""

@@ -1,0 +1,116 @@
+"""Assignment files: load, validate, and turn into `Assignment` records.
+
+An assignment is data (`assignments/stepNN.json`). Loading validates it against
+`schemas/assignment.schema.json`, then every check it uses against the check registry (unknown
+name, unknown or ill-typed parameter) and every fault against the fault library — all before
+anything is graded, with errors that name the file and the place.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+
+import jsonschema
+
+from grader import schema
+from grader.checks import load_all
+from grader.errors import GraderError
+from grader.model import Assignment, CheckUse, Fault
+
+_FILE = re.compile(r'^step(\d\d)\.json$')
+
+
+class AssignmentError(GraderError):
+    """An assignment file is wrong: the author's mistake, reported before grading."""
+
+
+def available_steps() -> list[int]:
+    return sorted(int(m.group(1)) for p in schema.data_dir('assignments').iterdir()
+                  if (m := _FILE.match(p.name)))
+
+
+@functools.lru_cache(maxsize=None)
+def load(step) -> Assignment:
+    """The assignment of a step (an int), or a regression pack (its name)."""
+    name = 'pack-{}.json'.format(step) if isinstance(step, str) else 'step{:02d}.json'.format(step)
+    path = schema.data_dir('assignments') / name
+    if not path.is_file():
+        raise AssignmentError('there is no assignment for step {} (have: {})'.format(
+            step, ', '.join(map(str, available_steps())) or 'none'))
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = json.load(f)
+    except json.JSONDecodeError as e:
+        raise AssignmentError('{}: not valid JSON: {}'.format(path.name, e)) from None
+    return from_document(doc, path.name)
+
+
+def from_document(doc, name='<assignment>') -> Assignment:
+    problems = schema.errors('assignment', doc)
+    if problems:
+        raise AssignmentError('{} does not follow the assignment schema: {}'.format(
+            name, '; '.join(problems[:5])))
+    if 'pack' not in doc and doc['step'] != int(re.sub(r'\D', '', name) or doc['step']):
+        raise AssignmentError('{} declares step {}'.format(name, doc['step']))
+    checks = load_all()
+    from grader.faults import load_all as load_patches
+    PATCHES = load_patches()
+    step = doc['step']
+    uses, seen = [], set()
+    for c in doc['checks']:
+        where = '{}: check {!r}'.format(name, c['id'])
+        if c['id'] in seen:
+            raise AssignmentError('{} appears twice'.format(where))
+        seen.add(c['id'])
+        definition = checks.get(c['check'])
+        if definition is None:
+            raise AssignmentError('{} uses unknown check {!r} (known: {})'.format(
+                where, c['check'], ', '.join(sorted(checks))))
+        params = c.get('params', {})
+        try:
+            jsonschema.Draft202012Validator(definition.params_schema).validate(params)
+        except jsonschema.ValidationError as e:
+            raise AssignmentError('{}: parameters of {!r} are wrong at {}: {}'.format(
+                where, c['check'], '/'.join(map(str, e.path)) or '(top)', e.message)) from None
+        check_step = c.get('step', step)
+        uses.append(CheckUse(
+            id='step{:02d}/{}'.format(check_step, c['id']), check=c['check'], step=check_step,
+            title=c['title'], tier=c['tier'], category=c['category'], points=float(c['points']),
+            params=params, tolerance=c.get('tolerance', {}), needs_gpu=c.get('needs_gpu', False),
+            faults=()))
+    ids = {u.id for u in uses}
+    faults = []
+    for f in doc['faults']:
+        if f['patch'] not in PATCHES:
+            raise AssignmentError('{}: fault {!r} names unknown patch {!r}'.format(
+                name, f['id'], f['patch']))
+        faults.append(Fault(id=f['id'], step=f.get('step', step), title=f['title'], tier=f['tier'],
+                            hint=f['hint'], targets=tuple(f['caught_by']), patch=f['patch']))
+    own_prefixes = {u.id.split('/')[0] + '/' for u in uses}
+    for f in faults:
+        for target in f.targets:
+            if target.split('/')[0] + '/' in own_prefixes and target not in ids:
+                raise AssignmentError('{}: fault {!r} says it is caught by {!r}, which this '
+                                      'assignment does not define'.format(name, f.id, target))
+    return Assignment(step=step, title=doc['title'], stage=doc['stage'], summary=doc['summary'],
+                      adds=tuple(doc.get('adds', ())), entry=doc['entry'], checks=tuple(uses),
+                      regression=tuple(doc.get('regression', ())), faults=tuple(faults),
+                      no_code=doc.get('no_code', False))
+
+
+def with_regression(assignment: Assignment) -> tuple:
+    """(this step's checks, regression checks of the earlier steps it names)."""
+    earlier = []
+    for step in assignment.regression:
+        earlier.extend(load(step).checks)
+    return assignment.checks, tuple(earlier)
+
+
+def fault_catalogue(assignment: Assignment) -> tuple:
+    """This step's faults and those of its regression steps (a stage-5 submission can carry an
+    earlier step's bug; then the earlier step's checks catch it)."""
+    faults = list(assignment.faults)
+    for step in assignment.regression:
+        faults.extend(load(step).faults)
+    return tuple(faults)

@@ -1,0 +1,68 @@
+"""Checks: small functions over observations, registered by name.
+
+A check says which probes it needs (`plan`: what to run in the learner's worker and, for
+differential checks, in the reference's) and judges what came back (`judge` → findings). It
+never runs learner code itself and never holds points: assignments refer to checks by name,
+with parameters (validated against the check's schema when the assignment loads), points,
+tier and tolerances.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from grader.model import Finding, Observation, Probe
+
+CHECKS: dict[str, 'CheckDef'] = {}
+
+
+@dataclass(frozen=True)
+class Plan:
+    learner: tuple = ()       # Probe, run on the submission
+    reference: tuple = ()     # Probe, run on the reference
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    params: Mapping[str, Any]
+    tolerance: Mapping[str, float]
+    plan: Plan
+    learner: Mapping[Probe, Observation]
+    reference: Mapping[Probe, Observation]
+
+
+@dataclass(frozen=True)
+class CheckDef:
+    name: str
+    summary: str
+    params_schema: Mapping[str, Any]
+    plan: Callable[[Mapping[str, Any], int], Plan]
+    judge: Callable[[JudgeInput], list]
+    tolerance: Mapping[str, float] = field(default_factory=dict)
+    repro: Callable[[Mapping[str, Any], Plan], str] | None = None
+
+
+def register(name, *, summary, params, plan, judge, tolerance=None, repro=None, required=()):
+    """Register a check. `params` is the JSON-Schema `properties` of its parameters."""
+    if name in CHECKS:
+        raise ValueError('check {!r} registered twice'.format(name))
+    schema = {'type': 'object', 'properties': dict(params), 'required': list(required),
+              'additionalProperties': False}
+    CHECKS[name] = CheckDef(name, summary, schema, plan, judge, dict(tolerance or {}), repro)
+    return CHECKS[name]
+
+
+def learner_error_finding(obs: Observation, what: str) -> Finding:
+    """A finding for a probe whose learner code raised, looped or died."""
+    err = obs.error
+    status = 'timeout' if err.kind == 'timeout' else 'error'
+    where = ' at {}'.format(err.where) if err.where else ''
+    return Finding(status, '{}: your code raised {}: {}{}'.format(what, err.type, err.message, where),
+                   evidence={'exception': err.type, 'where': err.where,
+                             'traceback': list(err.traceback)[-6:]})
+
+
+def load_all():
+    """Import every check module (registration happens at import)."""
+    from grader.checks import api, expect, gradients, data  # noqa: F401
+    return CHECKS

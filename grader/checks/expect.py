@@ -1,0 +1,266 @@
+"""Data-driven checks over any scenario: `expect` (stated expectations on what the learner's
+code reported) and `reference.match` (the learner's report equals the reference's).
+
+An expectation names a path into the scenario's report (`train_step.params[*]`), an operator
+and a value, and says in words what it means. An assignment author writes new checks of this
+kind without touching the engine. A phase of a scenario that raised (reported as
+`{"raised": ..., "message": ...}`) fails every expectation that looks inside it, with the
+exception as the message.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from grader.checks import Plan, learner_error_finding, register
+from grader.checks.compare import compare, tolerance_for
+from grader.model import Finding, Probe
+from grader.wire import Array
+
+
+class Raised(Exception):
+    def __init__(self, path, info):
+        super().__init__(path)
+        self.path = path
+        self.info = info
+
+
+def resolve(tree, path):
+    """Values at a dotted path; `[*]` spreads over a list, `[3]` indexes it."""
+    values = [tree]
+    for part in _split(path):
+        nxt = []
+        for v in values:
+            if isinstance(v, dict) and 'raised' in v and part != 'raised':
+                raise Raised(path, v)
+            if part == '*':
+                if isinstance(v, dict):
+                    nxt.extend(v.values())
+                else:
+                    nxt.extend(v)
+            elif isinstance(part, int):
+                nxt.append(v[part])
+            else:
+                if not isinstance(v, dict) or part not in v:
+                    raise KeyError(path)
+                nxt.append(v[part])
+        values = nxt
+    for v in values:
+        if isinstance(v, dict) and 'raised' in v:
+            raise Raised(path, v)
+    return values
+
+
+def _split(path):
+    parts = []
+    for chunk in path.split('.'):
+        while '[' in chunk:
+            head, rest = chunk.split('[', 1)
+            if head:
+                parts.append(head)
+            idx, chunk = rest.split(']', 1)
+            parts.append('*' if idx == '*' else int(idx))
+        if chunk:
+            parts.append(chunk)
+    return parts
+
+
+def _plain(v):
+    if isinstance(v, Array):
+        return v.data
+    return v
+
+
+OPS = {
+    'eq': lambda a, b, tol: _eq(a, b),
+    'ne': lambda a, b, tol: not _eq(a, b),
+    'true': lambda a, b, tol: bool(a) is True,
+    'false': lambda a, b, tol: bool(a) is False,
+    'none': lambda a, b, tol: a is None,
+    'not_none': lambda a, b, tol: a is not None,
+    'in': lambda a, b, tol: a in b,
+    'ge': lambda a, b, tol: a >= b,
+    'le': lambda a, b, tol: a <= b,
+    'len': lambda a, b, tol: len(a) == b,
+    'close': lambda a, b, tol: compare(_plain(a), np.asarray(b), **tol).ok,
+    'finite': lambda a, b, tol: bool(np.all(np.isfinite(np.asarray(_plain(a), dtype=float)))),
+}
+
+
+def _eq(a, b):
+    a = _plain(a)
+    if isinstance(a, np.ndarray):
+        return a.shape == np.asarray(b).shape and bool(np.all(a == np.asarray(b)))
+    return a == b
+
+
+def _judge_expectation(report, exp, tol):
+    path, op = exp['path'], exp['op']
+    try:
+        found = resolve(report, path)
+    except Raised as r:
+        return Finding('failed', '{}: {} raised {}: {}'.format(
+            exp['message'], r.path.split('.')[0], r.info.get('raised'), r.info.get('message', '')),
+            evidence={'path': path, 'raised': r.info.get('raised'),
+                      'exception_message': r.info.get('message', '')},
+            hint=exp.get('hint', ''), case=exp.get('case', path))
+    except (KeyError, IndexError, TypeError):
+        return Finding('failed', '{}: nothing was reported at {}'.format(exp['message'], path),
+                       hint=exp.get('hint', ''), case=exp.get('case', path))
+    if 'other' in exp:   # compare with another path of the same report
+        expected_values = resolve(report, exp['other'])
+    else:
+        expected_values = [exp.get('value')] * len(found)
+    if not found:
+        return Finding('failed', '{}: nothing was reported at {}'.format(exp['message'], path),
+                       hint=exp.get('hint', ''), case=exp.get('case', path))
+    bad = []
+    for a, b in zip(found, expected_values):
+        t = tol
+        if op == 'close' and isinstance(_plain(a), np.ndarray):
+            t = tolerance_for(_plain(a).dtype, tol)
+        elif op == 'close':
+            t = tolerance_for(np.float64, tol)
+        if not OPS[op](a, _plain(b), t):
+            bad.append((a, b))
+    ok = not bad
+    evidence = {'path': path, 'op': op}
+    if bad:
+        evidence['found'] = _show(bad[0][0])
+        evidence['expected'] = _show(bad[0][1])
+        evidence['mismatches'] = len(bad)
+        evidence['checked'] = len(found)
+    return Finding('passed' if ok else 'failed', exp['message'] if ok else
+                   exp.get('failure', 'expected: ' + exp['message']),
+                   evidence=evidence, hint='' if ok else exp.get('hint', ''),
+                   case=exp.get('case', path))
+
+
+def _show(v):
+    v = _plain(v)
+    if isinstance(v, np.ndarray):
+        flat = v.ravel()[:8]
+        return {'shape': list(v.shape), 'dtype': str(v.dtype), 'head': [float(x) for x in flat]
+                if v.dtype.kind in 'fiub' else [str(x) for x in flat]}
+    if isinstance(v, (list, tuple)) and len(v) > 12:
+        return list(v[:12]) + ['…']
+    return v
+
+
+def _scenario_plan(params, seed, reference):
+    probe = Probe(params['scenario'], dict(params.get('args', {})), seed, params.get('device', 'cpu'))
+    ref = (Probe(params['scenario'], dict(params.get('args', {})), seed,
+                 params.get('reference_device', 'cpu')),) if reference else ()
+    return Plan(learner=(probe,), reference=ref)
+
+
+def _learner_report(inp):
+    obs = inp.learner[inp.plan.learner[0]]
+    if not obs.ok:
+        return None, [learner_error_finding(obs, inp.params.get('what', inp.params['scenario']))]
+    if isinstance(obs.value, dict) and '__skipped__' in obs.value:
+        return None, [Finding('skipped', obs.value['__skipped__'])]
+    return obs.value, []
+
+
+def _expect_judge(inp):
+    report, early = _learner_report(inp)
+    if early:
+        return early
+    return [_judge_expectation(report, exp, inp.tolerance) for exp in inp.params['expect']]
+
+
+EXPECTATION = {
+    'type': 'object',
+    'properties': {
+        'path': {'type': 'string'}, 'op': {'enum': sorted(OPS)}, 'value': {},
+        'other': {'type': 'string'}, 'message': {'type': 'string'},
+        'failure': {'type': 'string'}, 'hint': {'type': 'string'}, 'case': {'type': 'string'},
+    },
+    'required': ['path', 'op', 'message'],
+    'additionalProperties': False,
+}
+SCENARIO_PARAMS = {
+    'scenario': {'type': 'string'},
+    'args': {'type': 'object'},
+    'device': {'enum': ['cpu', 'gpu']},
+    'what': {'type': 'string', 'description': 'what the scenario does, for messages'},
+}
+
+register(
+    'expect',
+    summary='stated expectations on what a scenario reports about the learner\'s code',
+    params=dict(SCENARIO_PARAMS, expect={'type': 'array', 'items': EXPECTATION, 'minItems': 1}),
+    required=('scenario', 'expect'),
+    plan=lambda params, seed: _scenario_plan(params, seed, reference=False),
+    judge=_expect_judge,
+)
+
+
+def _match_judge(inp):
+    report, early = _learner_report(inp)
+    if early:
+        return early
+    robs = inp.reference[inp.plan.reference[0]]
+    if not robs.ok:
+        raise RuntimeError('the reference failed on scenario {}: {}: {}'.format(
+            inp.params['scenario'], robs.error.type, robs.error.message))
+    ignore = set(inp.params.get('ignore', ()))
+    mismatches = []
+    _diff(report, robs.value, '', ignore, inp.tolerance, mismatches)
+    if not mismatches:
+        return [Finding('passed', '{} matches the reference'.format(
+            inp.params.get('what', inp.params['scenario'])))]
+    first = mismatches[0]
+    return [Finding('failed', '{} differs from the reference at {}: {}'.format(
+        inp.params.get('what', inp.params['scenario']), first['path'] or '(top)', first['problem']),
+        evidence={'first_mismatch': first, 'mismatches': len(mismatches),
+                  'paths': [m['path'] for m in mismatches[:10]]},
+        hint=inp.params.get('hint', ''))]
+
+
+def _diff(a, b, path, ignore, tol, out):
+    if path in ignore or len(out) >= 50:
+        return
+    if isinstance(b, dict) and isinstance(a, dict):
+        for key in b:
+            sub = '{}.{}'.format(path, key) if path else key
+            if sub in ignore:
+                continue
+            if key not in a:
+                out.append({'path': sub, 'problem': 'missing'})
+            else:
+                _diff(a[key], b[key], sub, ignore, tol, out)
+        return
+    if isinstance(b, list) and isinstance(a, list):
+        if len(a) != len(b):
+            out.append({'path': path, 'problem': 'length {} instead of {}'.format(len(a), len(b))})
+            return
+        for i, (x, y) in enumerate(zip(a, b)):
+            _diff(x, y, '{}[{}]'.format(path, i), ignore, tol, out)
+        return
+    if isinstance(b, Array) or isinstance(b, (float, np.floating)):
+        fa, fb = _plain(a), _plain(b)
+        try:
+            fa_arr = np.asarray(fa, dtype=np.float64)
+        except (TypeError, ValueError):
+            out.append({'path': path, 'problem': 'found {!r}, expected a number'.format(fa)})
+            return
+        dtype = fa.dtype if isinstance(fa, np.ndarray) else np.float64
+        c = compare(fa_arr, np.asarray(fb, dtype=np.float64), **tolerance_for(dtype, tol))
+        if not c.ok:
+            out.append({'path': path, 'problem': 'values differ', **c.evidence})
+        return
+    if _plain(a) != _plain(b):
+        out.append({'path': path, 'problem': 'found {!r}, expected {!r}'.format(
+            _show(a), _show(b))})
+
+
+register(
+    'reference.match',
+    summary='what a scenario reports about the learner\'s code equals the reference\'s report',
+    params=dict(SCENARIO_PARAMS, ignore={'type': 'array', 'items': {'type': 'string'}},
+                hint={'type': 'string'}),
+    required=('scenario',),
+    plan=lambda params, seed: _scenario_plan(params, seed, reference=True),
+    judge=_match_judge,
+)

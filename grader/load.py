@@ -1,0 +1,436 @@
+"""Loading a submission: the first stage of the data flow, and one of the two that touch files.
+
+``prepare`` turns what a learner handed in (a folder, or a ``.zip`` of one) into a private
+scratch copy that the worker runs in -- the original is never touched -- and records its
+identity (``content_hash``) and its entry point (``find_entry``): the ``dezero/`` package for
+steps 23-60, a ``stepNN.py`` file for steps 1-22. Zips are extracted by ``safe_extract``,
+which refuses path traversal, links, device files and archive bombs before writing a byte.
+
+Bounds (both for zips and for folder copies): at most ``MAX_TOTAL_BYTES`` (200 MiB) of file
+data and ``MAX_FILES`` (10 000) files; zip entries over 1 MiB may not be compressed more than
+``MAX_RATIO`` (200) times, nor the archive as a whole. Symbolic links and special files inside a
+submission folder are skipped, never followed (``Submission.skipped`` names them); so are Python
+caches, version-control folders, macOS metadata and virtual environments (folders holding
+``pyvenv.cfg``). Everything is refused with a ``SubmissionError`` whose message a learner can act on.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import GraderError, SubmissionError
+
+MAX_TOTAL_BYTES = 200 * 1024 * 1024
+MAX_FILES = 10_000
+MAX_RATIO = 200
+RATIO_MIN_ENTRY_BYTES = 1024 * 1024  # small files of zeros legitimately compress >200x
+FIRST_PACKAGE_STEP = 23
+LAST_STEP = 60
+
+_IGNORED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", "__MACOSX"})
+_IGNORED_FILES = frozenset({".DS_Store"})
+_IGNORED_SUFFIXES = (".pyc", ".pyo")
+_CHUNK = 1024 * 1024
+_LISTED = 8  # entries named in a "what the folder contains" message
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where the learner's code starts, relative to the submission root."""
+
+    kind: str          # "package" | "single-file"
+    module: str        # import name: "dezero" or e.g. "step09"
+    path: str          # relative posix path of the package folder or the step file
+    sys_path_dir: str  # relative posix folder to put on sys.path ("." for the root)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A submission ready to be graded: a scratch copy and what it holds."""
+
+    id: str
+    source: Path
+    root: Path             # the scratch copy the worker runs in
+    entry: Entry
+    content_hash: str      # "sha256:<hex>" of the submitted content (see content_hash)
+    files: int
+    skipped: tuple[str, ...] = ()  # relative paths of links and special files not copied
+
+
+# -- entry ----------------------------------------------------------------------------------------
+
+def find_entry(root: Path, step: int) -> Entry:
+    """Find the learner's entry point for ``step`` in the folder ``root``.
+
+    Steps 23-60: a ``dezero/`` folder with ``__init__.py`` at the root or, failing that, inside
+    one top-level folder (a zip of ``alice/dezero/...``). Steps 1-22: ``stepNN.py`` (or
+    ``stepN.py``) at the root or in ``steps/`` or, failing that, the same inside one top-level
+    folder; the file's folder goes on ``sys.path`` so helper modules beside it import. Several
+    candidates at the same level are refused as ambiguous rather than guessed between.
+    """
+    if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= LAST_STEP:
+        raise GraderError(f"step must be an int from 1 to {LAST_STEP}, found {step!r}")
+    root = Path(root)
+    levels = [[""], [f"{name}/" for name in _top_dirs(root)]]
+    if step >= FIRST_PACKAGE_STEP:
+        for bases in levels:
+            found = [base for base in bases if (root / base / "dezero" / "__init__.py").is_file()]
+            if len(found) > 1:
+                raise SubmissionError("ambiguous-entry", f"found a dezero/ package in several top-level folders "
+                                      f"({', '.join(found)}); for step {step} keep exactly one")
+            if found:
+                return Entry("package", "dezero", f"{found[0]}dezero", found[0].rstrip("/") or ".")
+        hint = ""
+        if any((root / base / "dezero").is_dir() for bases in levels for base in bases):
+            hint = " (a dezero/ folder is there but has no __init__.py)"
+        raise SubmissionError("no-entry", f"step {step} expects your dezero/ package (a folder named dezero holding "
+                              f"__init__.py) at the top of the submission or inside one top-level folder{hint}; "
+                              f"found {_listing(root)}")
+    names = [f"step{step:02d}.py"] + ([f"step{step}.py"] if step < 10 else [])
+    for bases in levels:
+        found = [folder + name for base in bases for folder in (base, f"{base}steps/") for name in names
+                 if (root / folder / name).is_file()]
+        if len(found) > 1:
+            raise SubmissionError("ambiguous-entry", f"found several files for step {step}: {', '.join(found)}; "
+                                  "keep exactly one")
+        if found:
+            folder, _, name = found[0].rpartition("/")
+            return Entry("single-file", name[:-3], found[0], folder or ".")
+    wanted = " or ".join(names)
+    raise SubmissionError("no-entry", f"step {step} expects {wanted} at the top of the submission or in steps/ "
+                          f"(or inside one top-level folder); found {_listing(root)}"
+                          f"{_near_misses(root, [''] + levels[1])}")
+
+
+def _top_dirs(root: Path) -> list[str]:
+    """Top-level folders that may wrap the submission (a zip of a folder)."""
+    try:
+        return sorted(e.name for e in os.scandir(root) if e.is_dir(follow_symlinks=False)
+                      and not e.name.startswith(".") and e.name not in _IGNORED_DIRS and e.name != "steps")
+    except OSError:
+        return []
+
+
+def _listing(root: Path) -> str:
+    try:
+        entries = sorted((e.name + ("/" if e.is_dir(follow_symlinks=False) else ""))
+                         for e in os.scandir(root) if e.name not in _IGNORED_DIRS | _IGNORED_FILES)
+    except OSError as exc:
+        return f"a folder that cannot be read ({exc.strerror})"
+    if not entries:
+        return "an empty folder"
+    shown = ", ".join(entries[:_LISTED])
+    more = f" and {len(entries) - _LISTED} more" if len(entries) > _LISTED else ""
+    return f"{shown}{more}"
+
+
+def _near_misses(root: Path, bases: list[str]) -> str:
+    pattern = re.compile(r"step\d+\.py$", re.IGNORECASE)
+    seen = []
+    for base in bases:
+        for folder in (base, f"{base}steps/"):
+            try:
+                seen += [folder + e.name for e in os.scandir(root / folder) if pattern.match(e.name)]
+            except OSError:
+                pass
+    if not seen:
+        return ""
+    seen.sort()
+    return f" (step files present: {', '.join(seen[:_LISTED])}{' ...' if len(seen) > _LISTED else ''})"
+
+
+# -- identity -------------------------------------------------------------------------------------
+
+def _ignored(name: str, is_dir: bool) -> bool:
+    if is_dir:
+        return name in _IGNORED_DIRS
+    return name in _IGNORED_FILES or name.endswith(_IGNORED_SUFFIXES)
+
+
+def _is_venv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def _walk_files(root: Path):
+    """Yield (relative posix path, absolute path) of regular files, sorted, links never followed."""
+    def walk(folder: str, rel: str):
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            if e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if not _ignored(e.name, True) and not _is_venv(e.path):
+                    yield from walk(e.path, f"{rel}{e.name}/")
+            elif e.is_file(follow_symlinks=False) and not _ignored(e.name, False):
+                yield f"{rel}{e.name}", e.path
+    yield from walk(str(root), "")
+
+
+def content_hash(root: Path) -> str:
+    """``"sha256:<hex>"`` over every regular file's relative posix path and bytes, in path order.
+
+    Ignores Python caches (``__pycache__``, ``*.pyc``), version-control and macOS metadata
+    (``.git``, ``.hg``, ``.svn``, ``__MACOSX``, ``.DS_Store``), virtual environments and links;
+    file modes and times do not count, so the hash is the same on every machine.
+    """
+    digest = hashlib.sha256()
+    items = sorted(_walk_files(Path(root)))
+    for rel, path in items:
+        name = rel.encode("utf-8", "surrogateescape")
+        digest.update(len(name).to_bytes(8, "big") + name)
+        size = os.stat(path).st_size
+        digest.update(size.to_bytes(8, "big"))
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                digest.update(chunk)
+    return f"sha256:{digest.hexdigest()}"
+
+
+# -- zip ------------------------------------------------------------------------------------------
+
+def safe_extract(zip_path: Path, dest: Path, *, max_total_bytes: int = MAX_TOTAL_BYTES,
+                 max_files: int = MAX_FILES, max_ratio: float = MAX_RATIO) -> int:
+    """Extract ``zip_path`` into ``dest`` (absent or empty) and return the number of files.
+
+    Every entry is checked before anything is written; data are stream-copied with a running
+    byte count, so a header that lies about sizes cannot exceed ``max_total_bytes`` either.
+    Extraction happens in a sibling folder renamed into place at the end: on refusal ``dest``
+    is left as it was.
+    """
+    zip_path, dest = Path(zip_path), Path(dest)
+    label = zip_path.name
+    try:
+        archive = zipfile.ZipFile(zip_path)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+        raise SubmissionError("bad-archive", f"{label} is not a readable zip archive ({exc})") from None
+    with archive:
+        plan = _plan(archive, label, max_total_bytes, max_files, max_ratio)
+        if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+            raise GraderError(f"safe_extract needs an absent or empty destination, found {dest}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.partial-", dir=dest.parent))
+        try:
+            files = _write(archive, plan, staging, label, max_total_bytes)
+            if dest.exists():
+                dest.rmdir()
+            os.rename(staging, dest)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return files
+
+
+def _plan(archive: zipfile.ZipFile, label: str, max_total: int, max_files: int,
+          max_ratio: float) -> list[tuple[zipfile.ZipInfo, str, bool]]:
+    infos = archive.infolist()
+    if len(infos) > max_files:
+        raise SubmissionError("archive-too-large", f"{label} holds {len(infos)} entries; the limit is {max_files}")
+    plan, seen, declared, packed = [], {}, 0, 0
+    for info in infos:
+        raw = info.filename
+        rel = _safe_name(raw, label)
+        mode = (info.external_attr >> 16) & 0xFFFF
+        kind = stat.S_IFMT(mode)
+        if kind == stat.S_IFLNK:
+            raise SubmissionError("unsafe-archive", f"{label} contains a symbolic link ({raw!r}); "
+                                  "zip your files themselves, not links to them")
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+            raise SubmissionError("unsafe-archive", f"{label} contains {raw!r}, which is a device, pipe or socket, "
+                                  "not a plain file or folder")
+        if info.flag_bits & 0x1:
+            raise SubmissionError("bad-archive", f"{label} is encrypted ({raw!r} needs a password); "
+                                  "zip it again without a password")
+        if rel is None:
+            continue  # the archive root itself ("./")
+        is_dir = raw.endswith(("/", "\\")) or kind == stat.S_IFDIR
+        if rel in seen and not (is_dir and seen[rel]):
+            raise SubmissionError("bad-archive", f"{label} contains {rel!r} more than once")
+        seen[rel] = is_dir
+        if not is_dir:
+            declared += info.file_size
+            packed += info.compress_size
+            if declared > max_total:
+                raise SubmissionError("archive-too-large", f"{label} expands to more than {max_total // 2**20} MiB; "
+                                      "the limit is for code and small data files")
+            if info.file_size > RATIO_MIN_ENTRY_BYTES and info.file_size > max_ratio * max(info.compress_size, 1):
+                raise SubmissionError("archive-too-large", f"{label}: {rel!r} is compressed "
+                                      f"{info.file_size // max(info.compress_size, 1)} times; "
+                                      f"the limit is {max_ratio:g} "
+                                      "(this looks like a zip bomb)")
+        plan.append((info, rel, is_dir))
+    if declared > RATIO_MIN_ENTRY_BYTES and declared > max_ratio * max(packed, 1):
+        raise SubmissionError("archive-too-large", f"{label} is compressed {declared // max(packed, 1)} times "
+                              "as a whole; "
+                              f"the limit is {max_ratio:g} (this looks like a zip bomb)")
+    return plan
+
+
+def _safe_name(raw: str, label: str) -> str | None:
+    """The entry's normalised relative posix path, or None for the root; refuse escapes."""
+    name = raw.replace("\\", "/")
+    if "\x00" in name:
+        raise SubmissionError("unsafe-archive", f"{label} contains an entry name with a NUL byte ({raw!r})")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise SubmissionError("unsafe-archive", f"{label} contains an absolute path ({raw!r}); "
+                              "entries must be relative to the archive")
+    parts: list[str] = []
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise SubmissionError("unsafe-archive", f"{label} contains {raw!r}, which climbs out of the folder "
+                                      "it is extracted into")
+            parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts) if parts else None
+
+
+_NAME_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EINVAL, errno.EILSEQ})
+
+
+def _write(archive: zipfile.ZipFile, plan, staging: Path, label: str, max_total: int) -> int:
+    written, files = 0, 0
+    for info, rel, is_dir in plan:
+        target = staging / rel
+        try:
+            if is_dir:
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(info) as src, open(target, "xb") as out:
+                while True:
+                    chunk = src.read(_CHUNK)
+                    if not chunk:
+                        break
+                    written += len(chunk)
+                    if written > max_total:
+                        raise SubmissionError("archive-too-large", f"{label} expands to more than "
+                                              f"{max_total // 2**20} MiB (its headers understate the sizes)")
+                    out.write(chunk)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+            raise SubmissionError("bad-archive", f"{label}: {rel!r} cannot be extracted ({exc})") from None
+        except OSError as exc:
+            if exc.errno not in _NAME_ERRNOS:
+                raise
+            raise SubmissionError("bad-archive", f"{label}: {rel!r} cannot be written here ({exc.strerror})") from None
+        files += 1
+    return files
+
+
+# -- prepare --------------------------------------------------------------------------------------
+
+def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: int = MAX_TOTAL_BYTES,
+            max_files: int = MAX_FILES) -> Submission:
+    """Copy or extract ``source`` into a fresh folder under ``scratch_parent`` and find its entry."""
+    source = Path(source)
+    if not source.exists():
+        raise SubmissionError("not-found", f"there is no file or folder at {source}")
+    is_dir = source.is_dir()
+    if not is_dir and not source.is_file():
+        raise SubmissionError("not-a-submission", f"expected a folder or a .zip archive of one, found {source.name}, "
+                              "which is neither a folder nor a regular file")
+    if not is_dir and not zipfile.is_zipfile(source):
+        what = "a zip archive that cannot be read" if source.suffix.lower() == ".zip" else "a file"
+        code = "bad-archive" if source.suffix.lower() == ".zip" else "not-a-submission"
+        raise SubmissionError(code, f"expected a folder or a .zip archive of one, found {what} ({source.name}); "
+                              "pass the folder that holds your code, or a zip of it")
+    ident = source.resolve().name if is_dir else source.stem
+    Path(scratch_parent).mkdir(parents=True, exist_ok=True)
+    prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", ident)[:40] or "submission"
+    root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=scratch_parent))
+    try:
+        if is_dir:
+            try:
+                files, skipped = _copy_tree(source, root, max_total_bytes, max_files)
+            except OSError as exc:
+                name = exc.filename if isinstance(exc.filename, str) else ""
+                if not name.startswith(str(source)):
+                    raise  # writing the scratch copy failed: not the learner's doing
+                raise SubmissionError("unreadable", f"{os.path.relpath(name, source)} in the submission cannot be "
+                                      f"read ({exc.strerror or exc}); check its permissions") from None
+        else:
+            safe_extract(source, root, max_total_bytes=max_total_bytes, max_files=max_files)
+            files, skipped = sum(1 for _ in _walk_files(root)), []  # counted as for folders
+        try:
+            entry = find_entry(root, step)
+        except SubmissionError as exc:
+            if exc.code == "no-entry" and skipped:
+                raise SubmissionError("no-entry", f"{exc.message}; symbolic links and special files are not "
+                                      f"followed, and these were skipped: {', '.join(skipped[:_LISTED])}") from None
+            raise
+        digest = content_hash(root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return Submission(id=ident, source=source, root=root, entry=entry, content_hash=digest,
+                      files=files, skipped=tuple(skipped))
+
+
+def _copy_tree(source: Path, dest: Path, max_total: int, max_files: int) -> tuple[int, list[str]]:
+    files, total, skipped = 0, 0, []
+    sizes: dict[str, int] = {}
+
+    def too_large(what: str) -> SubmissionError:
+        biggest = sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+        named = ", ".join(f"{name} ({size // 1024} KiB)" for name, size in biggest)
+        return SubmissionError("archive-too-large", f"{source.name} holds {what}; the limits are {max_files} files "
+                               f"and {max_total // 2**20} MiB. Largest top-level entries: {named}. "
+                               "Is a data set or a copy of a library inside it?")
+
+    def walk(src: str, dst: str, rel: str) -> None:
+        nonlocal files, total
+        with os.scandir(src) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for e in entries:
+            top = (rel + e.name).split("/")[0]
+            if e.is_symlink():
+                skipped.append(rel + e.name)
+            elif e.is_dir(follow_symlinks=False):
+                if _ignored(e.name, True) or _is_venv(e.path):
+                    continue
+                os.mkdir(os.path.join(dst, e.name))
+                walk(e.path, os.path.join(dst, e.name), f"{rel}{e.name}/")
+            elif e.is_file(follow_symlinks=False):
+                if _ignored(e.name, False):
+                    continue
+                files += 1
+                size = e.stat(follow_symlinks=False).st_size
+                sizes[top] = sizes.get(top, 0) + size
+                if files > max_files:
+                    raise too_large(f"more than {max_files} files")
+                total += _copy_file(e.path, os.path.join(dst, e.name), max_total - total)
+                if total > max_total:
+                    raise too_large(f"more than {max_total // 2**20} MiB")
+            else:
+                skipped.append(rel + e.name)
+
+    walk(str(source), str(dest), "")
+    return files, skipped
+
+
+def _copy_file(src: str, dst: str, allowance: int) -> int:
+    """Copy at most ``allowance + 1`` bytes (enough to know the bound is crossed); return the count."""
+    copied = 0
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(src, flags)
+    with os.fdopen(fd, "rb") as fin, open(dst, "xb") as fout:
+        while copied <= allowance:
+            chunk = fin.read(min(_CHUNK, allowance + 1 - copied))
+            if not chunk:
+                break
+            fout.write(chunk)
+            copied += len(chunk)
+    return copied

@@ -1,0 +1,152 @@
+"""Records that flow through the grader: probes → observations → findings → check results.
+
+Everything a stage hands to the next is one of these frozen dataclasses; dicts appear only at
+the JSON edge (`scorecard.py`, `wire.py`). The closed sets of values (statuses, tiers, verdicts)
+are spelled out here once.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+STATUSES = ('passed', 'failed', 'error', 'skipped', 'timeout')
+TIERS = ('book', 'extension')
+VERDICTS = ('accept', 'rollback', 'reject', 'invalid')
+PROFILES = ('book', 'extension')
+DEVICES = ('cpu', 'gpu')
+
+
+def freeze(value: Any) -> str:
+    """A canonical text form of plain data, arrays included (used as a key and for hashing)."""
+    from grader import wire
+    return json.dumps(wire.encode(value), sort_keys=True, separators=(',', ':'))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One request to a worker: run `scenario` with `params` on `device` with `seed`.
+
+    `params` hold only JSON-able data (arrays travel in wire form). Probes are compared and
+    hashed through their canonical text, so two checks asking for the same thing share one run.
+    """
+    scenario: str
+    params: Mapping[str, Any]
+    seed: int
+    device: str = 'cpu'
+
+    def __post_init__(self):
+        key = freeze({'scenario': self.scenario, 'params': dict(self.params),
+                      'seed': self.seed, 'device': self.device})
+        object.__setattr__(self, 'key', key)
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return isinstance(other, Probe) and self.key == other.key
+
+
+@dataclass(frozen=True)
+class LearnerError:
+    """Learner code raised, looped or died while a probe ran: captured as data."""
+    type: str
+    message: str
+    where: str = ''
+    traceback: tuple = ()
+    kind: str = 'exception'   # exception | timeout | worker (the worker died: memory, exit...)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a worker answered for one probe: a value tree (arrays decoded) or an error."""
+    probe: Probe
+    value: Any = None
+    error: LearnerError | None = None
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One judgement a check makes. `status` is passed/failed/error/skipped/timeout."""
+    status: str
+    message: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    hint: str = ''
+    case: str = ''
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError('unknown finding status {!r}'.format(self.status))
+
+
+@dataclass(frozen=True)
+class CheckUse:
+    """A check as an assignment uses it: which registered check, with what, worth what."""
+    id: str
+    check: str
+    step: int
+    title: str
+    tier: str
+    category: str
+    points: float
+    params: Mapping[str, Any]
+    tolerance: Mapping[str, float]
+    faults: tuple = ()
+    needs_gpu: bool = False
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    use: CheckUse
+    status: str
+    message: str
+    hint: str = ''
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    repro: str = ''
+    faults: tuple = ()
+    duration_s: float = 0.0
+    regression: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.status in ('passed', 'skipped')
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    step: int
+    title: str
+    tier: str
+    hint: str
+    targets: tuple       # module-level names the patch touches, for the catalogue listing
+    patch: str           # name of the patch function in grader.faults
+
+
+@dataclass(frozen=True)
+class Assignment:
+    step: int
+    title: str
+    stage: int
+    summary: str
+    adds: tuple
+    entry: str               # 'package' | 'single-file' | 'none'
+    checks: tuple            # CheckUse, this step's own
+    regression: tuple        # steps whose checks also run
+    faults: tuple            # Fault
+    no_code: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str
+    earned: float
+    possible: float
+    extension_earned: float
+    extension_possible: float

@@ -1,0 +1,138 @@
+"""What a scenario gets: the loaded submission (`Api`) and the run's context (`Ctx`).
+
+`Api` resolves names of the book's public API in whatever the submission is — a `dezero`
+package (`functions.tanh`, `layers.Linear`, `cuda.as_cupy`) or a single step file whose
+namespace holds `Variable`, `square`, ... — without assuming anything about internals.
+`Ctx` carries the device, the seed, a random generator created before any learner code ran,
+and the conversions between host arrays and the device.
+"""
+import importlib
+
+import numpy as np
+
+# Captured when the worker starts, before learner code can monkeypatch anything.
+_Generator = np.random.Generator
+_PCG64 = np.random.PCG64
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+MISSING = object()
+GY_SALT = 7919
+
+
+def upstream_gradient(seed, shape, dtype):
+    """The random upstream gradient of a probe, derived from its seed alone: the trusted process
+    computes the same one, so the worker never has to report it."""
+    rng = _Generator(_PCG64([seed, GY_SALT]))
+    return rng.standard_normal(tuple(shape)).astype(dtype)
+
+
+class Api:
+    def __init__(self, module, kind):
+        self.module = module
+        self.kind = kind          # 'package' | 'single-file' | 'reference'
+
+    def get(self, dotted, default=MISSING):
+        """`functions.tanh` → dezero.functions.tanh; `Variable.to_gpu` → an attribute."""
+        obj = self.module
+        parts = dotted.split('.')
+        for i, part in enumerate(parts):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                sub = None
+                if self.kind != 'single-file' and i == 0:
+                    try:
+                        sub = importlib.import_module(self.module.__name__ + '.' + part)
+                    except ModuleNotFoundError as e:
+                        if e.name != self.module.__name__ + '.' + part:
+                            raise
+                if sub is None:
+                    if default is MISSING:
+                        raise AttributeError('the submission has no `{}` (looked for `{}`)'.format(
+                            '.'.join(parts[:i + 1]), dotted)) from None
+                    return default
+                obj = sub
+        return obj
+
+    def has(self, dotted):
+        try:
+            return self.get(dotted, None) is not None
+        except Exception:
+            return False
+
+    @property
+    def Variable(self):
+        return self.get('Variable')
+
+
+class Ctx:
+    def __init__(self, api, device, seed, xp_device=None):
+        self.api = api
+        self.device = device      # 'cpu' | 'gpu'
+        self.seed = seed
+        self.xp_device = xp_device  # the cupy module (real or simulated) when a device exists
+
+    def rng(self, salt=0):
+        return _Generator(_PCG64([self.seed, salt]))
+
+    @property
+    def xp(self):
+        return self.xp_device if self.device == 'gpu' else np
+
+    def to_device(self, a):
+        """A host array on this context's device (the host itself for 'cpu')."""
+        if self.device == 'gpu':
+            return self.xp_device.asarray(a)
+        return a
+
+    def on_device(self, host_array, device):
+        return self.xp_device.asarray(host_array) if device == 'gpu' else host_array
+
+    def var(self, a, name=None):
+        V = self.api.Variable
+        a = self.to_device(a)
+        return V(a) if name is None else V(a, name=name)
+
+    # -- describing what came out -------------------------------------------------------
+    def device_of(self, a):
+        """'cpu', 'gpu', or the type name when `a` is not an array at all."""
+        a = self.unwrap(a)
+        if isinstance(a, _ndarray):
+            return 'cpu'
+        if self.xp_device is not None and isinstance(a, self.xp_device.ndarray):
+            return 'gpu'
+        if a is None:
+            return 'none'
+        return type(a).__name__
+
+    def unwrap(self, v):
+        V = self.api.get('Variable', None)
+        if V is not None and isinstance(v, V):
+            return v.data
+        return v
+
+    def host(self, a):
+        """A host copy of an array or Variable's data, for reporting."""
+        a = self.unwrap(a)
+        if self.xp_device is not None and isinstance(a, self.xp_device.ndarray):
+            return a.get()
+        if isinstance(a, _ndarray):
+            return a
+        if isinstance(a, (int, float, bool, np.generic)):
+            return _asarray(a)
+        raise TypeError('expected an array, found {}'.format(type(a).__name__))
+
+    def export(self, a):
+        """An array (or Variable) as it should cross the boundary: host values plus its device."""
+        from grader.wire import Array
+        return Array(self.host(a), self.device_of(a))
+
+    def describe(self, a):
+        """Type, device, shape and dtype of a Variable or array (evidence for reports)."""
+        raw = self.unwrap(a)
+        info = {'type': type(a).__name__, 'device': self.device_of(raw)}
+        if hasattr(raw, 'shape') and hasattr(raw, 'dtype'):
+            info['shape'] = list(raw.shape)
+            info['dtype'] = str(raw.dtype)
+        return info

@@ -1,0 +1,42 @@
+"""Which public names a submission has, and plain calls of public functions."""
+from grader.probes.registry import scenario
+
+
+@scenario('api.names')
+def names(ctx, names):
+    """For each dotted name: its kind ('class', 'function', 'module', 'value') or None."""
+    found = {}
+    for name in names:
+        try:
+            obj = ctx.api.get(name, None)
+        except Exception as e:  # a submodule that fails to import
+            found[name] = 'error: {}: {}'.format(type(e).__name__, e)[:200]
+            continue
+        if obj is None:
+            found[name] = None
+        elif isinstance(obj, type):
+            found[name] = 'class'
+        elif callable(obj):
+            found[name] = 'function'
+        elif type(obj).__name__ == 'module':
+            found[name] = 'module'
+        else:
+            found[name] = 'value'
+    return found
+
+
+@scenario('call.values')
+def call_values(ctx, target, cases):
+    """Call `target(*args)` for each case; report the value, or the exception's type."""
+    fn = ctx.api.get(target)
+    out = []
+    for args in cases:
+        try:
+            value = fn(*[tuple(a) if isinstance(a, list) else a for a in args])
+        except Exception as e:
+            out.append({'raised': type(e).__name__})
+            continue
+        if isinstance(value, tuple):
+            value = list(value)
+        out.append({'value': value, 'type': type(value).__name__})
+    return out

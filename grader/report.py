@@ -1,0 +1,140 @@
+"""The terminal report: a finished scorecard rendered for a person, verdict first.
+
+Reads the scorecard document only (never recomputes anything): verdict and score, the reason,
+then each failing check with its message, the key evidence, the hint, the catalogued fault that
+explains it and how to reproduce it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+_COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'invalid': '35'}
+
+
+def _colour(text, code, enabled):
+    return '\033[{}m{}\033[0m'.format(code, text) if enabled else text
+
+
+def use_colour(stream) -> bool:
+    return stream.isatty() and os.environ.get('NO_COLOR') is None and os.environ.get('TERM') != 'dumb'
+
+
+def _fmt(x):
+    if isinstance(x, float):
+        return '{:g}'.format(x)
+    return str(x)
+
+
+def _key_evidence(check):
+    """The few lines of evidence that matter most for a failing check."""
+    lines = []
+    for f in check['evidence'].get('findings', []):
+        if f['status'] not in ('failed', 'error', 'timeout'):
+            continue
+        ev = f.get('evidence', {})
+        parts = []
+        for key in ('found', 'expected', 'max_abs_error', 'max_rel_error', 'worst_index',
+                    'found_at_worst', 'expected_at_worst', 'pattern', 'exception', 'where',
+                    'raised', 'exception_message', 'first_mismatch', 'missing'):
+            if key in ev:
+                value = ev[key]
+                text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+                if len(text) > 160:
+                    text = text[:157] + '...'
+                parts.append('{}: {}'.format(key.replace('_', ' '), text))
+        lines.append((f['message'], parts))
+    return lines
+
+
+def render(doc, colour=False, verbose=False) -> str:
+    out = []
+    a, sub, env = doc['assignment'], doc['submission'], doc['environment']
+    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {}'.format(
+        a['step'], a['title'], sub['id'], sub['content_hash'][:19], env['device_mode'],
+        doc['seed'], doc['profile']))
+    verdict = doc['verdict'].upper()
+    sc = doc['score']
+    line = '{}  score {}/{}'.format(_colour(verdict, _COLOURS[doc['verdict']], colour),
+                                    _fmt(sc['earned']), _fmt(sc['possible']))
+    if sc['extension']['possible']:
+        line += ' (extension {}/{})'.format(_fmt(sc['extension']['earned']),
+                                            _fmt(sc['extension']['possible']))
+    line += '  {:.1f} s'.format(doc['duration_s'])
+    out.append(line)
+    out.append('  ' + doc['reason'])
+    if doc['verdict'] == 'invalid':
+        inv = doc.get('invalid', {})
+        out.append('  [{}]'.format(inv.get('code', '')))
+        tail = inv.get('output_tail', '').strip()
+        if tail:
+            out.append('  what your code printed last:')
+            out.extend('    ' + l for l in tail.splitlines()[-12:])
+        return '\n'.join(out) + '\n'
+
+    checks = doc['checks']
+    failing = [c for c in checks if c['status'] in ('failed', 'error', 'timeout')]
+    counts = {}
+    for c in checks:
+        counts[c['status']] = counts.get(c['status'], 0) + 1
+    out.append('  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items())))
+    for c in failing:
+        tag = 'regression, step {}'.format(c['step']) if c['regression'] else '{} pts'.format(
+            _fmt(c['points']))
+        mark = _colour('✗', '31', colour)
+        out.append('')
+        out.append('{} {} [{}, {}, {}] {}'.format(mark, c['id'], c['tier'], c['category'], tag,
+                                                c['title']))
+        out.append('    ' + c['message'])
+        for message, parts in _key_evidence(c)[:4 if not verbose else None]:
+            if message != c['message'].split(' (and ')[0]:
+                out.append('    · ' + message)
+            for p in parts[:6]:
+                out.append('        ' + p)
+        if c['hint']:
+            out.append('    hint: ' + c['hint'])
+        for f in c['faults'][:1]:
+            out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+        if c['repro']:
+            first = c['repro'].splitlines()[1] if len(c['repro'].splitlines()) > 1 else ''
+            out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
+    if verbose:
+        out.append('')
+        for c in checks:
+            if c['status'] not in ('failed', 'error', 'timeout'):
+                out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
+                                                  c['id'], c['message']))
+    if doc['compatibility']:
+        out.append('')
+        out.append('compatibility notes (not failures):')
+        for f in doc['compatibility'][:5]:
+            out.append('  {} at {}: {}'.format(f['api'], f['where'], f['message']))
+    return '\n'.join(out) + '\n'
+
+
+class Progress:
+    """A one-line progress indicator on stderr (only on a terminal)."""
+
+    def __init__(self, label, stream=sys.stderr):
+        self.label, self.stream = label, stream
+        self.enabled = stream.isatty()
+        self.total = self.done = 0
+
+    def start(self, total):
+        self.total, self.done = total, 0
+        self._draw()
+
+    def advance(self):
+        self.done += 1
+        self._draw()
+
+    def _draw(self):
+        if self.enabled and self.total:
+            self.stream.write('\r{}: {}/{} probes'.format(self.label, self.done, self.total))
+            self.stream.flush()
+
+    def finish(self):
+        if self.enabled and self.total:
+            self.stream.write('\r' + ' ' * 60 + '\r')
+            self.stream.flush()

@@ -1,0 +1,163 @@
+"""Grade one submission for one step: the whole data flow, in order.
+
+submission → (load) scratch copy → (checks' plans) probes → (observe: learner and reference
+workers, side by side) observations → (checks' judges) findings → check results → (score)
+verdict → (scorecard) document. Nothing here decides a verdict itself and nothing here runs
+learner code.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import assignments, load, score, scorecard
+from grader.checks import CHECKS, JudgeInput
+from grader.errors import SubmissionError
+from grader.model import CheckResult, Finding
+from grader.observe import Target, observe, observe_reference
+from grader.repro import repro_for
+from grader.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class Options:
+    device: str = 'auto'          # auto | sim | cuda | cpu
+    seed: int | None = None
+    profile: str = 'book'
+    era: str = 'current'
+    limits: Limits = field(default_factory=Limits)
+    use_cache: bool = True
+    only: tuple = ()              # check ids to run (empty: all)
+
+
+def resolve_device(device: str) -> str:
+    if device in ('sim', 'cpu'):
+        return device
+    if device == 'cuda' or device == 'auto':
+        try:
+            import cupy
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                return 'cuda'
+        except Exception:
+            if device == 'cuda':
+                raise SystemExit('--device cuda: no usable CuPy/GPU here; use --device sim')
+        return 'sim'
+    raise ValueError('unknown device {!r}'.format(device))
+
+
+def default_seed(content_hash: str) -> int:
+    """Derived from the submission's content: reproducible for the same code, unknowable before
+    the code is written (so outputs cannot be hard-coded)."""
+    return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
+
+
+def check_seed(seed: int, check_id: str) -> int:
+    return int(hashlib.sha256('{}:{}'.format(seed, check_id).encode()).hexdigest()[:8], 16)
+
+
+def grade(source, step: int, options: Options = Options(), progress=None) -> dict:
+    started = time.perf_counter()
+    assignment = assignments.load(step)
+    own, regression = assignments.with_regression(assignment)
+    device_mode = resolve_device(options.device)
+    scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
+    try:
+        try:
+            sub = load.prepare(Path(source), step, scratch)
+        except SubmissionError as e:
+            return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
+                                     seed=options.seed or 0, started=started)
+        seed = options.seed if options.seed is not None else default_seed(sub.content_hash)
+        uses = [(u, False) for u in own] + [(u, True) for u in regression]
+        if options.only:
+            uses = [(u, r) for u, r in uses if u.id in options.only or u.id.split('/', 1)[1] in options.only]
+        plans = {}
+        for use, _ in uses:
+            plans[use.id] = CHECKS[use.check].plan(use.params, check_seed(seed, use.id))
+        learner_probes = _unique(p for plan in plans.values() for p in plan.learner)
+        reference_probes = _unique(p for plan in plans.values() for p in plan.reference)
+        if progress:
+            progress.start(len(learner_probes))
+        target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
+                        entry={'kind': sub.entry.kind, 'module': sub.entry.module,
+                               'path': str(sub.root / sub.entry.path)})
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            ref_future = pool.submit(observe_reference, reference_probes, limits=options.limits,
+                                     use_cache=options.use_cache)
+            learner = observe(target, learner_probes, device_mode=device_mode,
+                              limits=options.limits, era=options.era,
+                              progress=progress.advance if progress else None)
+            reference = ref_future.result()
+        if learner.failure is not None:
+            f = learner.failure
+            return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
+                                     seed=seed, started=started, submission=sub,
+                                     output_tail=f.output_tail)
+        results = []
+        faults = assignments.fault_catalogue(assignment)
+        for use, is_regression in uses:
+            t0 = time.perf_counter()
+            plan = plans[use.id]
+            definition = CHECKS[use.check]
+            tolerance = dict(definition.tolerance, **use.tolerance)
+            if use.needs_gpu and device_mode == 'cpu':
+                findings = [Finding('skipped', 'needs a device (simulated or real); graded with '
+                                    '--device cpu')]
+            else:
+                findings = definition.judge(JudgeInput(
+                    params=use.params, tolerance=tolerance, plan=plan,
+                    learner={p: learner.observations[p] for p in plan.learner},
+                    reference={p: reference.observations[p] for p in plan.reference}))
+            probe_time = sum(learner.observations[p].duration_s for p in plan.learner)
+            results.append(_result(use, findings, is_regression, faults, seed, sub,
+                                   time.perf_counter() - t0 + probe_time, step))
+        verdict = score.decide(results, options.profile)
+        return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
+                               learner, started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _unique(probes):
+    seen, out = set(), []
+    for p in probes:
+        if p not in seen:
+            seen.add(p)
+            out.append(p)
+    return out
+
+
+def _result(use, findings, is_regression, faults, seed, sub, duration, step):
+    status = score.status_of(findings)
+    failing = [f for f in findings if f.status in ('failed', 'error', 'timeout')]
+    if failing:
+        message = failing[0].message
+        if len(failing) > 1:
+            message += ' (and {} more finding{})'.format(len(failing) - 1,
+                                                        's' if len(failing) > 2 else '')
+        hint = next((f.hint for f in failing if f.hint), '')
+    elif status == 'skipped':
+        message = findings[0].message if findings else 'skipped'
+        hint = ''
+    else:
+        message = '{} sub-check{} passed'.format(len(findings), '' if len(findings) == 1 else 's')
+        hint = ''
+    matched = ()
+    if status in ('failed', 'error', 'timeout'):
+        candidates = [f for f in faults if use.id in f.targets]
+        candidates.sort(key=lambda f: (len(f.targets), f.id))
+        matched = tuple({'id': f.id, 'title': f.title, 'hint': f.hint} for f in candidates[:3])
+        if matched and not hint:
+            hint = matched[0]['hint']
+    evidence = {'findings': [{'case': f.case, 'status': f.status, 'message': f.message,
+                              **({'hint': f.hint} if f.hint else {}),
+                              **({'evidence': dict(f.evidence)} if f.evidence else {})}
+                             for f in findings]}
+    repro = repro_for(use, seed, sub, step) if status in ('failed', 'error', 'timeout') else ''
+    return CheckResult(use=use, status=status, message=message, hint=hint, evidence=evidence,
+                       repro=repro, faults=matched, duration_s=duration, regression=is_regression)

@@ -1,0 +1,140 @@
+"""The scorecard: built once from finished results, validated against its schema, written
+atomically. The only place where records become the JSON document (`schemas/scorecard`).
+"""
+from __future__ import annotations
+
+import datetime
+import math
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grader import schema, score
+from grader.wire import Array
+
+SCHEMA_VERSION = '1.0'
+TOOL_VERSION = '0.1.0'
+
+
+def _environment(device_mode):
+    cupy_version = None
+    if device_mode == 'cuda':
+        try:
+            import cupy
+            cupy_version = cupy.__version__
+        except Exception:
+            cupy_version = None
+    return {'python': platform.python_version(), 'numpy': np.__version__,
+            'cupy': cupy_version, 'device_mode': device_mode,
+            'platform': '{} {}'.format(platform.system(), platform.machine())}
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
+
+
+def jsonable(value):
+    """Evidence → JSON: arrays become small summaries, non-finite floats strings."""
+    if isinstance(value, Array):
+        return _array_summary(value.data, value.device)
+    if isinstance(value, np.ndarray):
+        return _array_summary(value, 'cpu')
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def _array_summary(a, device):
+    out = {'shape': list(a.shape), 'dtype': str(a.dtype), 'device': device}
+    if a.size <= 16 and a.dtype.kind in 'biuf':
+        out['values'] = jsonable(a.tolist())
+    return out
+
+
+def _check(r):
+    earned = r.use.points if (r.passed and not r.regression) else 0.0
+    return {
+        'id': r.use.id, 'step': r.use.step, 'title': r.use.title, 'tier': r.use.tier,
+        'category': r.use.category, 'status': r.status,
+        'points': 0.0 if r.regression else r.use.points, 'earned': earned,
+        'regression': r.regression, 'message': r.message, 'hint': r.hint,
+        'evidence': jsonable(dict(r.evidence)), 'repro': r.repro,
+        'faults': [dict(f) for f in r.faults], 'duration_s': round(r.duration_s, 4),
+    }
+
+
+def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started):
+    doc = {
+        'schema_version': SCHEMA_VERSION,
+        'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
+        'submission': {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path},
+        'assignment': {'step': assignment.step, 'title': assignment.title},
+        'environment': _environment(device_mode),
+        'profile': options.profile,
+        'seed': seed,
+        'verdict': verdict.verdict,
+        'reason': verdict.reason,
+        'score': {'earned': verdict.earned, 'possible': verdict.possible,
+                  'extension': {'earned': verdict.extension_earned,
+                                'possible': verdict.extension_possible}},
+        'checks': [_check(r) for r in results],
+        'compatibility': list(learner.findings),
+        'generated_at': _now(),
+        'duration_s': round(time.perf_counter() - started, 3),
+    }
+    schema.validate('scorecard', doc)
+    return doc
+
+
+def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
+            submission=None, output_tail=''):
+    v = score.invalid(message)
+    doc = {
+        'schema_version': SCHEMA_VERSION,
+        'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
+        'submission': {
+            'id': submission.id if submission else Path(str(source)).stem or str(source),
+            'content_hash': submission.content_hash if submission else 'unknown',
+            'entry': submission.entry.path if submission else None},
+        'assignment': {'step': assignment.step, 'title': assignment.title},
+        'environment': _environment(device_mode),
+        'profile': options.profile,
+        'seed': seed,
+        'verdict': v.verdict,
+        'reason': message,
+        'invalid': {'code': code, 'message': message, 'output_tail': output_tail[-4000:]},
+        'score': {'earned': 0.0, 'possible': sum(c.points for c in assignment.checks
+                                                  if c.tier == 'book'),
+                  'extension': {'earned': 0.0, 'possible': sum(
+                      c.points for c in assignment.checks if c.tier == 'extension')}},
+        'checks': [],
+        'compatibility': [],
+        'generated_at': _now(),
+        'duration_s': round(time.perf_counter() - started, 3),
+    }
+    schema.validate('scorecard', doc)
+    return doc
+
+
+def write(path, doc):
+    schema.write_json(path, doc, 'scorecard')
+
+
+def stable(doc):
+    """The scorecard without what legitimately varies between two runs (times, durations)."""
+    out = dict(doc)
+    out.pop('generated_at', None)
+    out.pop('duration_s', None)
+    out['checks'] = [{k: v for k, v in c.items() if k != 'duration_s'} for c in doc['checks']]
+    return out
+

@@ -1,0 +1,1 @@
+"""JSON Schemas of every document dezero-grader reads or writes (package data)."""

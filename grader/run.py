@@ -39,15 +39,25 @@ def resolve_device(device: str) -> str:
     if device in ('sim', 'cpu'):
         return device
     if device == 'cuda' or device == 'auto':
-        try:
-            import cupy
-            if cupy.cuda.runtime.getDeviceCount() > 0:
-                return 'cuda'
-        except Exception:
-            if device == 'cuda':
-                raise SystemExit('--device cuda: no usable CuPy/GPU here; use --device sim')
+        if _real_gpu():
+            return 'cuda'
+        if device == 'cuda':
+            raise SystemExit('--device cuda: no usable CuPy and GPU here; use --device sim')
         return 'sim'
     raise ValueError('unknown device {!r}'.format(device))
+
+
+def _real_gpu() -> bool:
+    """A real CuPy with at least one usable device (the simulated one, when this process has it
+    installed, does not count; CuPy importable without a driver does not either)."""
+    from grader import simdevice
+    if simdevice.installed():
+        return False
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0 and bool(cupy.zeros(1).get() == 0)
+    except Exception:
+        return False
 
 
 def default_seed(content_hash: str) -> int:

@@ -1,0 +1,187 @@
+"""`dezero-grade check` end to end, on real submissions: the reference, single-fault variants of
+it, and broken packages. Every scorecard is validated against its schema here too."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reference
+from grader import assignments, faults, load, run, schema, scorecard
+
+REPO = Path(__file__).resolve().parents[2]
+SEED = 1234
+
+
+def grade(path, step, **kw):
+    doc = run.grade(path, step, run.Options(seed=kw.pop('seed', SEED), **kw))
+    assert schema.errors('scorecard', doc) == []
+    return doc
+
+
+def variant(tmp_path, step, fault_id):
+    a = assignments.load(step)
+    fault = {f.id: f for f in assignments.fault_catalogue(a)}[fault_id]
+    base = load.prepare(reference.ROOT, step, tmp_path / 'base')
+    return faults.inject(base.root, tmp_path / fault_id, fault, base.entry)
+
+
+def failing(doc):
+    return {c['id']: c for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+
+
+@pytest.mark.parametrize('step', [52, 55])
+def test_reference_is_accepted_with_full_marks(step):
+    doc = grade(reference.ROOT, step)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+    assert all(c['status'] == 'passed' for c in doc['checks'])
+    assert any(c['regression'] for c in doc['checks'])
+
+
+def test_planted_layer_to_gpu_bug_is_rejected_by_the_check_that_targets_it(tmp_path):
+    doc = grade(variant(tmp_path, 52, 'gpu-layer-shallow'), 52)
+    assert doc['verdict'] == 'reject'
+    bad = failing(doc)
+    layer = bad['step52/device.layer']
+    assert 'every parameter' in layer['message']
+    assert layer['faults'][0]['id'] == 'gpu-layer-shallow'
+    assert 'params()' in layer['hint']
+    assert layer['repro'].startswith('# Reproduces step52/device.layer')
+    # the report says where to look
+    from grader import report
+    text = report.render(doc)
+    assert 'REJECT' in text and 'step52/device.layer' in text and 'hint:' in text
+
+
+def test_an_earlier_steps_bug_ends_in_rollback(tmp_path):
+    doc = grade(variant(tmp_path, 55, 'backward-generation-order'), 55)
+    assert doc['verdict'] == 'rollback'
+    assert {'step16/diamond', 'step16/deep_diamond'} <= set(failing(doc))
+    assert all(c['regression'] for c in failing(doc).values())
+
+
+def test_extension_tier_decides_only_under_the_extension_profile(tmp_path):
+    path = variant(tmp_path, 52, 'gpu-optimizer-state-stale')
+    book = grade(path, 52)
+    ext = grade(path, 52, profile='extension')
+    assert book['verdict'] == 'accept'
+    assert book['score']['extension']['earned'] < book['score']['extension']['possible']
+    assert ext['verdict'] == 'reject'
+    assert 'step52/state.optimizer_follows' in failing(ext)
+
+
+def test_same_submission_and_seed_give_the_same_scorecard():
+    a = grade(reference.ROOT, 55)
+    b = grade(reference.ROOT, 55, use_cache=False)
+    assert scorecard.stable(a) == scorecard.stable(b)
+    c = grade(reference.ROOT, 55, seed=SEED + 1)
+    assert c['seed'] != a['seed']
+
+
+def _package(tmp_path, name, init_source):
+    root = tmp_path / name
+    (root / 'dezero').mkdir(parents=True)
+    (root / 'dezero' / '__init__.py').write_text(init_source)
+    return root
+
+
+@pytest.mark.parametrize('name, source, code, words', [
+    ('syntax', 'def broken(:\n    pass\n', 'syntax-error', 'syntax error'),
+    ('missing_package', 'import numpy\nimport no_such_package_anywhere\n', 'import-error',
+     'no_such_package_anywhere'),
+    ('raises', 'raise RuntimeError("boom at import")\n', 'import-error', 'boom at import'),
+    ('exits', 'import sys\nsys.exit(3)\n', 'exited', 'sys.exit'),
+])
+def test_broken_submissions_get_a_valid_invalid_scorecard(tmp_path, name, source, code, words):
+    doc = grade(_package(tmp_path, name, source), 52)
+    assert doc['verdict'] == 'invalid'
+    assert doc['invalid']['code'] == code
+    assert words in doc['invalid']['message']
+    assert doc['checks'] == []
+    assert 'Traceback' not in doc['reason']
+
+
+def test_an_infinite_loop_at_import_is_stopped_and_reported(tmp_path):
+    from grader.sandbox import Limits
+    root = _package(tmp_path, 'loops', 'while True:\n    pass\n')
+    doc = grade(root, 52, limits=Limits(call_s=2, total_s=10))
+    assert doc['verdict'] == 'invalid'
+    assert doc['invalid']['code'] == 'timeout'
+    assert 'dezero/__init__.py' in doc['invalid']['message'] + doc['invalid'].get('output_tail', '')
+
+
+def test_no_entry_says_what_it_looked_for(tmp_path):
+    (tmp_path / 'empty').mkdir()
+    doc = grade(tmp_path / 'empty', 52)
+    assert doc['verdict'] == 'invalid'
+    assert doc['invalid']['code'] == 'no-entry'
+    assert 'dezero' in doc['invalid']['message']
+
+
+def test_monkeypatched_numpy_comparisons_do_not_change_the_verdict(tmp_path):
+    path = variant(tmp_path, 52, 'gpu-layer-shallow')
+    init = path / 'dezero' / '__init__.py'
+    init.write_text(init.read_text() + (
+        '\nimport numpy as _np\n'
+        '_np.allclose = lambda *a, **k: True\n'
+        '_np.array_equal = lambda *a, **k: True\n'
+        '_np.testing.assert_allclose = lambda *a, **k: None\n'))
+    doc = grade(path, 52)
+    assert doc['verdict'] == 'reject'
+    assert 'step52/device.layer' in failing(doc)
+
+
+def _cli(*args, cwd=REPO):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, '-m', 'grader', *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_exit_codes_and_json(tmp_path):
+    out = tmp_path / 'sc.json'
+    ok = _cli('check', str(reference.ROOT), '--step', '55', '--json', str(out), '--seed', '7')
+    assert ok.returncode == 0, ok.stderr
+    assert 'ACCEPT' in ok.stdout
+    doc = json.loads(out.read_text())
+    assert schema.errors('scorecard', doc) == [] and doc['seed'] == 7
+    bad = _cli('check', str(variant(tmp_path, 55, 'pair-tuple')), '--step', '55')
+    assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'pair' in bad.stdout
+    usage = _cli('check', str(reference.ROOT))
+    assert usage.returncode == 2
+    missing = _cli('check', str(reference.ROOT), '--step', '2')
+    assert missing.returncode == 2 and 'no assignment for step 2' in missing.stderr
+
+
+def test_help_lists_the_commands():
+    out = _cli('--help').stdout
+    for command in ('list', 'check', 'batch', 'merge', 'export', 'faults', 'inject', 'selftest'):
+        assert command in out
+
+
+def test_inject_writes_a_variant_that_grades_like_a_submission(tmp_path):
+    out = tmp_path / 'variant'
+    r = _cli('inject', str(reference.ROOT), '--step', '55', '--fault', 'conv-outsize-off-by-one',
+             '--out', str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / 'dezero' / '_injected_fault.py').is_file()
+    assert grade(out, 55)['verdict'] == 'reject'
+    again = _cli('inject', str(reference.ROOT), '--step', '55', '--fault', 'conv-outsize-off-by-one',
+                 '--out', str(out))
+    assert again.returncode == 2
+    unknown = _cli('inject', str(reference.ROOT), '--step', '55', '--fault', 'nope', '--out',
+                   str(tmp_path / 'x'))
+    assert unknown.returncode == 2 and 'no fault' in unknown.stderr
+
+
+def test_graph_dir_writes_the_divergent_node(tmp_path):
+    path = variant(tmp_path, 55, 'sum-to-wrong-axes')
+    r = _cli('check', str(path), '--step', '55', '--graph-dir', str(tmp_path / 'graphs'),
+             '--only', 'step43/mlp_loss')
+    assert r.returncode == 1
+    dots = list((tmp_path / 'graphs').glob('*.dot'))
+    assert dots, r.stdout
+    text = dots[0].read_text()
+    assert 'digraph' in text and 'color=red' in text

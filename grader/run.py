@@ -73,7 +73,6 @@ def check_seed(seed: int, check_id: str) -> int:
 def grade(source, step: int, options: Options = Options(), progress=None) -> dict:
     started = time.perf_counter()
     assignment = assignments.load(step)
-    own, regression = assignments.with_regression(assignment)
     device_mode = resolve_device(options.device)
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
@@ -83,23 +82,16 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
                                      seed=options.seed or 0, started=started)
         seed = options.seed if options.seed is not None else default_seed(sub.content_hash)
-        uses = [(u, False) for u in own] + [(u, True) for u in regression]
-        if options.only:
-            uses = [(u, r) for u, r in uses if u.id in options.only or u.id.split('/', 1)[1] in options.only]
-        plans = {}
-        for use, _ in uses:
-            plans[use.id] = CHECKS[use.check].plan(use.params, check_seed(seed, use.id))
-        learner_probes = _unique(p for plan in plans.values() for p in plan.learner)
-        reference_probes = _unique(p for plan in plans.values() for p in plan.reference)
+        work = plan(assignment, seed, options.only)
         if progress:
-            progress.start(len(learner_probes))
+            progress.start(len(work.learner_probes))
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
                                'path': str(sub.root / sub.entry.path)})
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            ref_future = pool.submit(observe_reference, reference_probes, limits=options.limits,
-                                     use_cache=options.use_cache)
-            learner = observe(target, learner_probes, device_mode=device_mode,
+            ref_future = pool.submit(observe_reference, work.reference_probes,
+                                     limits=options.limits, use_cache=options.use_cache)
+            learner = observe(target, work.learner_probes, device_mode=device_mode,
                               limits=options.limits, era=options.era,
                               progress=progress.advance if progress else None)
             reference = ref_future.result()
@@ -108,29 +100,54 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
-        results = []
-        faults = assignments.fault_catalogue(assignment)
-        for use, is_regression in uses:
-            t0 = time.perf_counter()
-            plan = plans[use.id]
-            definition = CHECKS[use.check]
-            tolerance = dict(definition.tolerance, **use.tolerance)
-            if use.needs_gpu and device_mode == 'cpu':
-                findings = [Finding('skipped', 'needs a device (simulated or real); graded with '
-                                    '--device cpu')]
-            else:
-                findings = definition.judge(JudgeInput(
-                    params=use.params, tolerance=tolerance, plan=plan,
-                    learner={p: learner.observations[p] for p in plan.learner},
-                    reference={p: reference.observations[p] for p in plan.reference}))
-            probe_time = sum(learner.observations[p].duration_s for p in plan.learner)
-            results.append(_result(use, findings, is_regression, faults, seed, sub,
-                                   time.perf_counter() - t0 + probe_time, step))
+        results = judge(work, assignment, learner, reference, device_mode, seed, sub)
         verdict = score.decide(results, options.profile)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Work:
+    uses: tuple          # (CheckUse, is_regression)
+    plans: dict          # check id -> Plan
+    learner_probes: tuple
+    reference_probes: tuple
+
+
+def plan(assignment, seed: int, only=()) -> Work:
+    """Every check of the step and of its regression steps → the probes to run."""
+    own, regression = assignments.with_regression(assignment)
+    uses = [(u, False) for u in own] + [(u, True) for u in regression]
+    if only:
+        uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]
+    plans = {u.id: CHECKS[u.check].plan(u.params, check_seed(seed, u.id)) for u, _ in uses}
+    return Work(tuple(uses), plans,
+                tuple(_unique(p for pl in plans.values() for p in pl.learner)),
+                tuple(_unique(p for pl in plans.values() for p in pl.reference)))
+
+
+def judge(work: Work, assignment, learner, reference, device_mode, seed, sub) -> list:
+    """Observations → one result per check (judges are pure functions of the observations)."""
+    results = []
+    faults = assignments.fault_catalogue(assignment)
+    for use, is_regression in work.uses:
+        t0 = time.perf_counter()
+        pl = work.plans[use.id]
+        definition = CHECKS[use.check]
+        if use.needs_gpu and device_mode == 'cpu':
+            findings = [Finding('skipped', 'needs a device (simulated or real); graded with '
+                                '--device cpu')]
+        else:
+            findings = definition.judge(JudgeInput(
+                params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
+                learner={p: learner.observations[p] for p in pl.learner},
+                reference={p: reference.observations[p] for p in pl.reference}))
+        probe_time = sum(learner.observations[p].duration_s for p in pl.learner)
+        results.append(_result(use, findings, is_regression, faults, seed, sub,
+                               time.perf_counter() - t0 + probe_time, assignment.step))
+    return results
 
 
 def _unique(probes):

@@ -151,8 +151,10 @@ def test_cli_exit_codes_and_json(tmp_path):
     assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'pair' in bad.stdout
     usage = _cli('check', str(reference.ROOT))
     assert usage.returncode == 2
-    missing = _cli('check', str(reference.ROOT), '--step', '2')
-    assert missing.returncode == 2 and 'no assignment for step 2' in missing.stderr
+    beyond = _cli('check', str(reference.ROOT), '--step', '61')
+    assert beyond.returncode == 2 and 'steps run from 1 to 60' in beyond.stderr
+    nowhere = _cli('check', str(REPO / 'no-such-folder'), '--step', '52')
+    assert nowhere.returncode == 1 and 'INVALID' in nowhere.stdout
 
 
 def test_help_lists_the_commands():

@@ -506,7 +506,7 @@ class BatchNorm(Function):
             xc = (x - mean) * inv_std
 
             m = x.size // gamma.size
-            s = max(m - 1., 1.)
+            s = m - 1. if m - 1. > 1. else 1.  # not max(): F.max shadows the builtin here
             adjust = m / s  # unbiased variance for the running average
             self.avg_mean *= self.decay
             self.avg_mean += (1 - self.decay) * mean

@@ -366,14 +366,13 @@ class LeakyReLU(Function):
         self.slope = slope
 
     def forward(self, x):
-        y = x.copy()
-        y[x <= 0] *= self.slope
-        return y
+        xp = cuda.get_array_module(x)
+        return xp.where(x > 0, x, x * self.slope).astype(x.dtype, copy=False)
 
     def backward(self, gy):
         x, = self.inputs
-        mask = (x.data > 0).astype(gy.dtype)
-        mask[mask <= 0] = self.slope
+        xp = cuda.get_array_module(x.data)
+        mask = xp.where(x.data > 0, 1.0, self.slope).astype(gy.dtype)
         return gy * mask
 
 

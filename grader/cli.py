@@ -56,6 +56,11 @@ def build_parser():
                    help='simulated CuPy API era: current (CuPy 14) or book (CuPy < 8)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
     c.add_argument('--no-cache', action='store_true', help='recompute the reference observations')
+    c.add_argument('--timeout', type=float, metavar='S',
+                   help='time limit for one test of your code, in seconds (default 30; the whole '
+                        'submission gets ten times as much, at least 300 s)')
+    c.add_argument('--memory', type=int, metavar='MB',
+                   help='memory limit of the process running your code, in MB (default 4096)')
 
     c = sub.add_parser('faults', help='the fault catalogue of a step')
     c.add_argument('--step', type=_step, required=True)
@@ -71,11 +76,54 @@ def build_parser():
                    help='step to test (repeatable; default: every step with an assignment)')
     c.add_argument('--seed', type=_seed, default=2026)
 
-    for name, text in (('batch', 'grade a folder of submissions'),
-                       ('merge', 'merge batch shards into one summary'),
-                       ('export', 'export grades to Gradescope, Canvas, LTI or JUnit')):
-        c = sub.add_parser(name, help=text + ' (not built yet)')
-        c.add_argument('rest', nargs=argparse.REMAINDER)
+    c = sub.add_parser('batch', help='grade a folder of submissions (resumable, shardable)')
+    c.add_argument('submissions', metavar='SUBMISSIONS_DIR',
+                   help='one sub-folder or .zip per learner; its name is the submission id')
+    c.add_argument('--step', type=_step, required=True)
+    c.add_argument('--out', required=True, metavar='DIR',
+                   help='scorecards/, receipts/ and summary.json go there; run again to resume')
+    c.add_argument('--jobs', '-j', type=int, metavar='J',
+                   help='submissions graded at once (default: the number of CPUs)')
+    c.add_argument('--timeout', type=float, metavar='S',
+                   help='time limit for one test of a submission, in seconds (default 30)')
+    c.add_argument('--memory', type=int, metavar='MB',
+                   help='memory limit of the process running a submission, in MB (default 4096)')
+    c.add_argument('--shard', metavar='I/N', help='grade only shard I of N (1-based), for CI matrices')
+    c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports)')
+    c.add_argument('--force', action='store_true', help='grade everything again, even what is done')
+    c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')
+    c.add_argument('--seed', type=_seed, help='one seed for every submission (default: each '
+                   'submission\'s own, from its code\'s hash)')
+    c.add_argument('--profile', choices=('book', 'extension'), default='book')
+
+    c = sub.add_parser('merge', help='merge batch shards into one summary')
+    c.add_argument('folders', nargs='+', metavar='DIR', help='--out folders of batch shards')
+    c.add_argument('--out', default='merged', metavar='DIR',
+                   help='where the merged scorecards and summary go (default: merged)')
+
+    c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit')
+    c.add_argument('source', nargs='?', metavar='DIR',
+                   help='a batch --out folder, or one scorecard file (check --json)')
+    c.add_argument('--format', required=True, choices=('gradescope', 'canvas', 'lti', 'junit'))
+    c.add_argument('--out', metavar='PATH', help='file (or folder, for gradescope from a batch) to '
+                   'write; default: DIR/exports/...')
+    c.add_argument('--roster', metavar='CSV', help='roster to use instead of the batch\'s')
+    c.add_argument('--assignment-name', metavar='NAME',
+                   help='canvas: the assignment column (default: DeZero step N: title)')
+    c.add_argument('--assignment-id', metavar='ID',
+                   help='canvas: the Canvas assignment id; without it the import creates a new '
+                        'assignment')
+    c.add_argument('--visibility', default='visible',
+                   choices=('visible', 'hidden', 'after_due_date', 'after_published'),
+                   help='gradescope: when learners see the results')
+    c.add_argument('--autograder', action='store_true',
+                   help='gradescope: write the autograder folder (setup.sh, run_autograder) for '
+                        '--step to --out, and a zip of it, instead of exporting grades')
+    c.add_argument('--step', type=_step, help='with --autograder: the step it grades')
+    c.add_argument('--timeout', type=float, metavar='S', help='with --autograder: see batch')
+    c.add_argument('--memory', type=int, metavar='MB', help='with --autograder: see batch')
+    c.add_argument('--profile', choices=('book', 'extension'), default='book',
+                   help='with --autograder: scoring profile')
     return p
 
 
@@ -117,9 +165,27 @@ def cmd_list(args):
 
 
 def cmd_check(args):
+    import dataclasses
     from grader import run
+    from grader.sandbox import Limits
+    limits = Limits()
+    if args.timeout is not None:
+        if not 0 < args.timeout <= 86400:
+            print('dezero-grade: --timeout takes seconds above 0 (at most a day), found {:g}'.format(
+                args.timeout), file=sys.stderr)
+            return USAGE_ERROR
+        budget = max(limits.total_s, 10 * args.timeout)
+        limits = dataclasses.replace(limits, call_s=args.timeout, total_s=budget,
+                                     cpu_s=max(limits.cpu_s, int(budget) + 1))
+    if args.memory is not None:
+        if args.memory < 256:
+            print('dezero-grade: --memory takes megabytes, at least 256 (Python and NumPy alone '
+                  'need about 150), found {}'.format(args.memory), file=sys.stderr)
+            return USAGE_ERROR
+        limits = dataclasses.replace(limits, memory_mb=args.memory)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
-                          era=args.era, use_cache=not args.no_cache, only=tuple(args.only))
+                          era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
+                          limits=limits)
     progress = report.Progress('step {}'.format(args.step))
     try:
         doc = run.grade(args.submission, args.step, options, progress=progress)
@@ -186,14 +252,98 @@ def cmd_selftest(args):
     return 0 if ok else 1
 
 
-def cmd_not_built(args):
-    print('dezero-grade {}: not built yet'.format(args.command), file=sys.stderr)
+def _usage(message):
+    print('dezero-grade: {}'.format(message), file=sys.stderr)
     return USAGE_ERROR
 
 
+def cmd_batch(args):
+    from grader import batch
+    from grader.export import roster as roster_mod
+    if args.jobs is not None and args.jobs < 1:
+        return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
+    try:
+        options = batch.BatchOptions.from_cli(args.step, profile=args.profile, device=args.device,
+                                              seed=args.seed, timeout_s=args.timeout,
+                                              memory_mb=args.memory)
+        shard = batch.Shard.parse(args.shard) if args.shard else None
+        roster = roster_mod.read_csv(args.roster) if args.roster else None
+        result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
+                                 roster=roster, force=args.force)
+    except (batch.BatchError, roster_mod.RosterError) as e:
+        return _usage(e)
+    sys.stdout.write(batch.render(result.summary, result.out))
+    return 0 if result.complete else 1
+
+
+def cmd_merge(args):
+    from grader import batch
+    try:
+        result = batch.merge(args.folders, args.out)
+    except batch.BatchError as e:
+        return _usage(e)
+    sys.stdout.write(batch.render(result.summary, result.out, merged=True))
+    return 0 if result.complete else 1
+
+
+_EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': 'lti-scores.json',
+                    'junit': 'junit.xml'}
+
+
+def cmd_export(args):
+    from grader import export
+    from grader.export import autograder, canvas, gradescope, junit, lti
+    from grader.export import roster as roster_mod
+    if args.autograder:
+        if args.format != 'gradescope' or args.step is None or not args.out or args.source:
+            return _usage('--autograder writes the Gradescope autograder folder: use '
+                          'export --format gradescope --autograder --step N --out FOLDER')
+        from grader import batch
+        try:
+            options = batch.BatchOptions.from_cli(args.step, profile=args.profile,
+                                                  timeout_s=args.timeout, memory_mb=args.memory)
+            folder = autograder.write_folder(args.out, args.step, profile=options.profile,
+                                             timeout_s=options.timeout_s,
+                                             memory_mb=options.memory_mb,
+                                             visibility=args.visibility)
+        except (batch.BatchError, FileExistsError) as e:
+            return _usage(e)
+        print('wrote the Gradescope autograder for step {} to {}/ and {}.zip: upload the zip as '
+              'the assignment\'s autograder'.format(args.step, folder, folder))
+        return 0
+    if not args.source:
+        return _usage('export needs a batch --out folder or a scorecard file')
+    try:
+        graded = export.load(args.source)
+        roster = roster_mod.read_csv(args.roster) if args.roster else graded.roster
+        source = Path(args.source)
+        base = source / 'exports' if graded.summary is not None else Path('.')
+        if args.format == 'gradescope' and graded.summary is None:
+            out = Path(args.out or 'results.json')
+        else:
+            out = Path(args.out or base / _EXPORT_DEFAULTS[args.format])
+        if args.format == 'gradescope':
+            written = gradescope.export(graded, out, visibility=args.visibility)
+        elif args.format == 'canvas':
+            written = canvas.export(graded, out, roster, name=args.assignment_name,
+                                    assignment_id=args.assignment_id)
+        elif args.format == 'lti':
+            written = lti.export(graded, out, roster)
+        else:
+            written = junit.export(graded, out)
+    except (export.ExportError, roster_mod.RosterError) as e:
+        return _usage(e)
+    for warning in written.warnings:
+        print('dezero-grade export: {}'.format(warning), file=sys.stderr)
+    where = out if len(written.paths) == 1 else '{} ({} files)'.format(out, len(written.paths))
+    print('wrote {} export of {} scorecard(s) to {}'.format(args.format, len(graded.submissions),
+                                                            where))
+    return 0
+
+
 COMMANDS = {'list': cmd_list, 'check': cmd_check, 'faults': cmd_faults, 'inject': cmd_inject,
-            'selftest': cmd_selftest, 'batch': cmd_not_built, 'merge': cmd_not_built,
-            'export': cmd_not_built}
+            'selftest': cmd_selftest, 'batch': cmd_batch, 'merge': cmd_merge,
+            'export': cmd_export}
 
 
 

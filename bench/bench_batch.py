@@ -1,0 +1,113 @@
+"""Batch throughput: submissions graded per minute by `dezero-grade batch`, per --jobs.
+
+Generates a class of step-N submissions — copies of the reference and single-fault variants
+(each catalogued fault in turn, injected as `selftest` makes them) — then times a full batch of
+it (a fresh output folder each time, so nothing is resumed) for each --jobs value, in the same
+run, after one grading that warms the reference cache. With --subprocess it also times the
+alternative the batch does not use, one `dezero-grade check --json` process per submission, to
+show what the process pool saves. Figures are printed as rates and as ratios to the first
+configuration; on a shared machine, read the ratios.
+
+    python bench/bench_batch.py [--step 52] [--size 40] [--jobs 1 2] [--subprocess]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from grader import assignments, faults, load, selftest  # noqa: E402
+
+
+def make_class(dest: Path, step: int, size: int, work: Path) -> dict:
+    """`size` submissions in `dest`: a third reference copies, the rest fault variants."""
+    dest.mkdir(parents=True)
+    base = load.prepare(selftest.reference_source(step), step, work / 'base')
+    catalogue = [f for f in assignments.fault_catalogue(assignments.load(step))]
+    kinds = {'reference': 0, 'fault': 0}
+    for i in range(size):
+        if i % 3 == 0 or not catalogue:
+            shutil.copytree(base.root, dest / 'learner-{:03d}'.format(i))
+            kinds['reference'] += 1
+        else:
+            fault = catalogue[kinds['fault'] % len(catalogue)]
+            faults.inject(base.root, dest / 'learner-{:03d}'.format(i), fault, base.entry)
+            kinds['fault'] += 1
+    return kinds
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def time_batch(submissions: Path, step: int, jobs: int, out: Path) -> float:
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, '-m', 'grader', 'batch', str(submissions), '--step',
+                           str(step), '--out', str(out), '--jobs', str(jobs)], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit('batch failed:\n' + proc.stdout + proc.stderr)
+    return elapsed
+
+
+def time_subprocesses(submissions: Path, step: int, jobs: int, out: Path) -> float:
+    out.mkdir(parents=True)
+    entries = sorted(submissions.iterdir())
+
+    def one(path):
+        subprocess.run([sys.executable, '-m', 'grader', 'check', str(path), '--step', str(step),
+                        '--json', str(out / (path.name + '.json'))], cwd=ROOT, env=_env(),
+                       capture_output=True)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, entries))
+    return time.perf_counter() - started
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument('--step', type=int, default=52)
+    p.add_argument('--size', type=int, default=40, help='submissions in the generated class')
+    p.add_argument('--jobs', type=int, nargs='+', default=[1, 2])
+    p.add_argument('--subprocess', action='store_true',
+                   help='also time one `check` process per submission')
+    args = p.parse_args()
+    work = Path(tempfile.mkdtemp(prefix='dezero-bench-batch-'))
+    try:
+        kinds = make_class(work / 'class', args.step, args.size, work)
+        print('class: {} submissions of step {} ({} reference copies, {} fault variants); '
+              '{} CPUs, load average {:.1f}'.format(args.size, args.step, kinds['reference'],
+                                                    kinds['fault'], os.cpu_count(),
+                                                    os.getloadavg()[0]))
+        subprocess.run([sys.executable, '-m', 'grader', 'check',
+                        str(selftest.reference_source(args.step)), '--step', str(args.step)],
+                       cwd=ROOT, env=_env(), capture_output=True)   # warm the reference cache
+        rows = []
+        for jobs in args.jobs:
+            rows.append(('batch --jobs {}'.format(jobs),
+                         time_batch(work / 'class', args.step, jobs, work / 'out-{}'.format(jobs))))
+        if args.subprocess:
+            for jobs in args.jobs:
+                rows.append(('check per submission x{}'.format(jobs),
+                             time_subprocesses(work / 'class', args.step, jobs,
+                                               work / 'sub-{}'.format(jobs))))
+        first = rows[0][1]
+        for name, seconds in rows:
+            print('{:28} {:6.1f} s  {:6.1f} submissions/min  x{:.2f}'.format(
+                name, seconds, 60.0 * args.size / seconds, first / seconds))
+        print('load average at the end {:.1f}'.format(os.getloadavg()[0]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()

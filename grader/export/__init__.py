@@ -1,0 +1,133 @@
+"""Exporters: finished scorecards → where grades go (Gradescope, Canvas, LTI 1.3 AGS, JUnit).
+
+The last stage of the data flow. An exporter reads what a batch (or `check --json`) wrote —
+scorecards and the batch summary, both validated on reading — and only formats it: it never
+runs a check, never decides a verdict and never changes a score. Each format has its schema in
+`schemas/`; JSON exports are validated before they are written, and CSV and XML exports are
+built as a validated intermediate record, rendered, then checked structurally.
+
+`load(path)` reads either a batch folder (`summary.json`, `scorecards/`, `roster.json`) or a
+single scorecard file into a `Graded` record the format modules take.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import schema
+from grader.export import roster as roster_mod
+
+FORMATS = ('gradescope', 'canvas', 'lti', 'junit')
+FAILING = ('failed', 'error', 'timeout')   # check statuses that count as not passed
+
+
+class ExportError(ValueError):
+    """What was asked cannot be exported; the message says what was expected and found."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an export wrote, and what it had to leave out (said to the instructor)."""
+    paths: tuple
+    warnings: tuple = ()
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One graded submission: its batch id (scorecard file name) and its scorecard."""
+    id: str
+    scorecard: dict
+
+
+@dataclass(frozen=True)
+class Graded:
+    """What exporters format: scorecards sorted by id, the summary of their batch (None for a
+    single scorecard file), and the batch's roster when one was given."""
+    submissions: tuple
+    summary: dict | None
+    roster: roster_mod.Roster | None
+    source: Path
+
+    @property
+    def step(self) -> int:
+        if self.summary is not None:
+            return self.summary['assignment']['step']
+        return self.submissions[0].scorecard['assignment']['step']
+
+    @property
+    def title(self) -> str:
+        if self.summary is not None:
+            return self.summary['assignment']['title']
+        return self.submissions[0].scorecard['assignment']['title']
+
+    @property
+    def possible(self) -> float:
+        if self.summary is not None:
+            return self.summary['assignment']['possible']
+        return self.submissions[0].scorecard['score']['possible']
+
+    @property
+    def without_scorecard(self) -> list:
+        """Ungraded entries of the summary that have no scorecard (nothing to export)."""
+        if self.summary is None:
+            return []
+        return [u for u in self.summary['ungraded'] if not u['scorecard']]
+
+
+def read_document(path, schema_name: str) -> dict:
+    """A JSON document written by the grader, validated against its schema."""
+    path = Path(path)
+    try:
+        with open(path, encoding='utf-8') as f:
+            document = json.load(f)
+    except FileNotFoundError:
+        raise ExportError('{} does not exist'.format(path)) from None
+    except (OSError, ValueError) as exc:
+        raise ExportError('{} cannot be read as JSON: {}'.format(path, exc)) from None
+    problems = schema.errors(schema_name, document)
+    if problems:
+        raise ExportError('{} is not a valid {} document: {}'.format(
+            path, schema_name, '; '.join(problems[:3])))
+    return document
+
+
+def load(path) -> Graded:
+    """A batch folder (or one scorecard file) as a `Graded` record."""
+    path = Path(path)
+    if path.is_file():
+        doc = read_document(path, 'scorecard')
+        return Graded((Submission(doc['submission']['id'], doc),), None, None, path)
+    if not path.is_dir():
+        raise ExportError('expected a batch folder (holding summary.json) or a scorecard file, '
+                          'found nothing at {}'.format(path))
+    summary_path = path / 'summary.json'
+    if not summary_path.is_file():
+        raise ExportError('{} has no summary.json: run `dezero-grade batch ... --out {}` (or '
+                          '`merge`) first, or pass a scorecard file'.format(path, path))
+    summary = read_document(summary_path, 'batch-summary')
+    subs = []
+    for row in summary['submissions']:
+        doc = read_document(path / row['scorecard'], 'scorecard')
+        subs.append(Submission(row['id'], doc))
+    roster = None
+    if (path / 'roster.json').is_file():
+        roster = roster_mod.load_json(path / 'roster.json')
+    return Graded(tuple(sorted(subs, key=lambda s: s.id)), summary, roster, path)
+
+
+def check_text(check: dict) -> str:
+    """A check of a scorecard as the few lines a learner reads: what was expected and found,
+    the hint, the catalogued fault it looks like, and how to reproduce it."""
+    lines = [check['message']]
+    if check['status'] == 'skipped':
+        lines[0] = 'not judged here (never costs points): ' + check['message']
+    if check['hint']:
+        lines.append('hint: ' + check['hint'])
+    for fault in check['faults'][:1]:
+        lines.append('looks like: {} — {}'.format(fault['id'], fault['title']))
+    if check['repro']:
+        lines.append('')
+        lines.append('reproduce it against your own code:')
+        lines.append(check['repro'].rstrip('\n'))
+    return '\n'.join(lines)

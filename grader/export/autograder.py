@@ -1,0 +1,186 @@
+"""The Gradescope autograder: the folder an instructor uploads, and what runs in it per submission.
+
+`write_folder(dest, step, ...)` writes a folder ready for Gradescope (and a zip of it beside, the
+files at the zip's root as Gradescope requires): `setup.sh` (run once when Gradescope builds the
+image: installs the dependencies, warms the reference cache), `run_autograder` (run for every
+submission), `requirements.txt`, and a copy of the grader itself (`grader/`, `reference/`,
+`schemas/`, `assignments/`), so nothing is downloaded at grading time.
+
+`main()` is what `run_autograder` calls: grade the submission folder, then write
+`results.json` through the Gradescope exporter. Gradescope's paths are the defaults; the
+environment overrides them (`DEZERO_AUTOGRADER_ROOT`, `DEZERO_SUBMISSION_DIR`,
+`DEZERO_RESULTS_DIR`, `DEZERO_SOURCE_DIR`, `DEZERO_PYTHON`), which is how it is run locally
+against a temporary folder laid out like `/autograder`. A failure of the grader itself still
+ends in a valid results.json with a plain message for the learner; the traceback goes to the
+autograder's stdout, which Gradescope shows to instructors only.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import stat
+import sys
+import traceback
+import zipfile
+from pathlib import Path
+
+from grader import schema
+from grader.export import gradescope
+
+DEFAULT_ROOT = '/autograder'
+REQUIREMENTS = ('numpy>=1.26', 'jsonschema>=4.18', 'matplotlib>=3.5', 'pillow>=9')
+GRADER_FAILED = ('The autograder could not grade this submission because of a problem in the '
+                 'grader itself, not in your code. Your instructor can see the details; please '
+                 'let them know.')
+
+_RUN = r'''#!/usr/bin/env bash
+# Gradescope runs this once per submission (copied to /autograder/run_autograder, working
+# directory /autograder). It grades the submission for step {step} and writes
+# results/results.json. Every path can be overridden from the environment, which is how it runs
+# locally against a temporary folder laid out like /autograder:
+#   DEZERO_AUTOGRADER_ROOT  the /autograder folder itself
+#   DEZERO_SOURCE_DIR       this folder, unzipped (default: $DEZERO_AUTOGRADER_ROOT/source)
+#   DEZERO_SUBMISSION_DIR   the learner's files (default: $DEZERO_AUTOGRADER_ROOT/submission)
+#   DEZERO_RESULTS_DIR      where results.json goes (default: $DEZERO_AUTOGRADER_ROOT/results)
+#   DEZERO_PYTHON           the interpreter (default: python3)
+set -u
+ROOT="${{DEZERO_AUTOGRADER_ROOT:-{root}}}"
+SOURCE="${{DEZERO_SOURCE_DIR:-$ROOT/source}}"
+export DEZERO_SUBMISSION_DIR="${{DEZERO_SUBMISSION_DIR:-$ROOT/submission}}"
+export DEZERO_RESULTS_DIR="${{DEZERO_RESULTS_DIR:-$ROOT/results}}"
+export DEZERO_GRADER_CACHE="${{DEZERO_GRADER_CACHE:-$SOURCE/.cache}}"
+PYTHON="${{DEZERO_PYTHON:-python3}}"
+mkdir -p "$DEZERO_RESULTS_DIR"
+PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" -m grader.export.autograder \
+    --step {step} --profile {profile} --timeout {timeout} --memory {memory} \
+    --visibility {visibility}
+if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
+    # The grader could not even start: the learner still gets a clean message.
+    cat > "$DEZERO_RESULTS_DIR/results.json" <<'JSON'
+{{"score": 0.0, "output": "{failed}", "stdout_visibility": "hidden", "tests": []}}
+JSON
+fi
+exit 0
+'''
+
+_SETUP = r'''#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image: install the grader's
+# dependencies, then grade the reference once so that the reference observations every
+# submission is compared with are already cached in the image.
+set -eu
+SOURCE="${{DEZERO_SOURCE_DIR:-{root}/source}}"
+PYTHON="${{DEZERO_PYTHON:-python3}}"
+if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
+    apt-get install -y python3-pip
+fi
+"$PYTHON" -m pip install --no-cache-dir -r "$SOURCE/requirements.txt" \
+    || "$PYTHON" -m pip install --no-cache-dir --break-system-packages -r "$SOURCE/requirements.txt"
+DEZERO_GRADER_CACHE="$SOURCE/.cache" PYTHONPATH="$SOURCE" \
+    "$PYTHON" -m grader check "$SOURCE/reference" --step {step} > /dev/null || true
+'''
+
+
+def _ignore(folder, names):
+    return [n for n in names if n == '__pycache__' or n.endswith(('.pyc', '.pyo'))]
+
+
+def _copy_grader(dest: Path) -> None:
+    import grader
+    import reference
+    grader_dir = Path(grader.__file__).resolve().parent
+    shutil.copytree(grader_dir, dest / 'grader', ignore=_ignore)
+    shutil.copytree(reference.ROOT, dest / 'reference', ignore=_ignore)
+    for name in ('schemas', 'assignments'):
+        data = schema.data_dir(name).resolve()
+        if grader_dir not in data.parents:   # a source checkout keeps them at the top
+            shutil.copytree(data, dest / name, ignore=_ignore)
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text, encoding='utf-8')
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 30.0,
+                 memory_mb: int = 4096, visibility: str = 'visible',
+                 make_zip: bool = True) -> Path:
+    """Write the autograder folder (and `<dest>.zip`); returns the folder."""
+    from grader import assignments
+    assignments.load(step)   # an unknown step fails here, not on Gradescope
+    if visibility not in gradescope.VISIBILITIES:
+        raise ValueError('visibility must be one of {}'.format(gradescope.VISIBILITIES))
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError('{} exists and is not empty; name a new folder'.format(dest))
+    dest.mkdir(parents=True, exist_ok=True)
+    _copy_grader(dest)
+    (dest / 'requirements.txt').write_text('\n'.join(REQUIREMENTS) + '\n', encoding='utf-8')
+    values = dict(step=step, profile=profile, timeout=timeout_s, memory=memory_mb,
+                  visibility=visibility, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+    _executable(dest / 'run_autograder', _RUN.format(**values))
+    _executable(dest / 'setup.sh', _SETUP.format(**values))
+    if make_zip:
+        _zip(dest, dest.parent / (dest.name + '.zip'))
+    return dest
+
+
+def _zip(folder: Path, target: Path) -> None:
+    tmp = target.with_name('.' + target.name + '.tmp')
+    with zipfile.ZipFile(tmp, 'w', zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob('*')):
+            if path.is_file():
+                info = zipfile.ZipInfo.from_file(path, path.relative_to(folder).as_posix())
+                with open(path, 'rb') as f:
+                    archive.writestr(info, f.read(), zipfile.ZIP_DEFLATED)
+    os.replace(tmp, target)
+
+
+# -- inside Gradescope ----------------------------------------------------------------------------
+
+def _submission(folder: Path) -> Path:
+    """What to grade: the folder, or the one zip it holds when the learner uploaded a zip."""
+    entries = [e for e in folder.iterdir() if not e.name.startswith('.')] if folder.is_dir() else []
+    if len(entries) == 1 and entries[0].is_file() and entries[0].suffix.lower() == '.zip':
+        return entries[0]
+    return folder
+
+
+def _fallback(results_path: Path, error: BaseException) -> None:
+    doc = {'score': 0.0, 'output': GRADER_FAILED, 'output_format': 'text', 'visibility': 'visible',
+           'stdout_visibility': 'hidden', 'tests': [],
+           'extra_data': {'grader_error': type(error).__name__}}
+    schema.write_json(results_path, doc, gradescope.SCHEMA)
+
+
+def main(argv=None) -> int:
+    env = os.environ
+    root = Path(env.get('DEZERO_AUTOGRADER_ROOT', DEFAULT_ROOT))
+    p = argparse.ArgumentParser(prog='python -m grader.export.autograder',
+                                description='Grade one Gradescope submission into results.json.')
+    p.add_argument('--step', type=int, required=True)
+    p.add_argument('--profile', choices=('book', 'extension'), default='book')
+    p.add_argument('--timeout', type=float, default=30.0)
+    p.add_argument('--memory', type=int, default=4096)
+    p.add_argument('--visibility', choices=gradescope.VISIBILITIES, default='visible')
+    p.add_argument('--submission', default=env.get('DEZERO_SUBMISSION_DIR', str(root / 'submission')))
+    p.add_argument('--results', default=env.get('DEZERO_RESULTS_DIR', str(root / 'results')))
+    args = p.parse_args(argv)
+    results_path = Path(args.results) / 'results.json'
+    try:
+        from grader import batch, report, run
+        options = batch.BatchOptions.from_cli(args.step, profile=args.profile,
+                                              timeout_s=args.timeout, memory_mb=args.memory)
+        doc = run.grade(_submission(Path(args.submission)), args.step, options.run_options())
+        gradescope.write(results_path, doc, visibility=args.visibility)
+        sys.stdout.write(report.render(doc))
+    except BaseException as exc:   # the learner must get a results.json whatever happened
+        traceback.print_exc(file=sys.stdout)
+        _fallback(results_path, exc)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

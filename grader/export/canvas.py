@@ -1,0 +1,118 @@
+"""Canvas: a batch's scorecards → a gradebook CSV that Canvas's "Import" takes.
+
+Format only. The columns are Canvas's own gradebook layout — `Student`, `ID`, `SIS User ID`,
+`SIS Login ID`, `Section` — then one assignment column headed `Name (ID)` (or just `Name`, which
+makes the import create a new assignment), with the "Points Possible" row Canvas exports under
+the header. The score is the scorecard's book-tier score. The roster maps submission ids to
+people; submissions it does not name, and people with no scorecard, are left out (the import
+leaves their grades as they are) and reported as warnings.
+
+The rows are built as an intermediate record validated against
+`schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from grader import schema
+from grader.export import ExportError, Written
+
+SCHEMA = 'canvas-gradebook'
+HEADER = ('Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section')
+POINTS_ROW = '    Points Possible'   # as Canvas writes it in its own exports
+
+
+def default_name(graded) -> str:
+    return 'DeZero step {}: {}'.format(graded.step, graded.title)
+
+
+def record(graded, roster, *, name: str | None = None, assignment_id: str | None = None):
+    """(the validated record, warnings)."""
+    if roster is None:
+        raise ExportError('the Canvas export needs a roster to know who each submission belongs '
+                          'to: pass --roster CSV (columns: submission, student, id, sis_user_id, '
+                          'sis_login_id, section) here or to batch')
+    name = (name or default_name(graded)).strip()
+    if not name or '\n' in name or '\r' in name:
+        raise ExportError('the assignment name must be one non-empty line, found {!r}'.format(name))
+    if assignment_id is not None and not str(assignment_id).isdigit():
+        raise ExportError('the Canvas assignment id is a number (the end of the assignment\'s '
+                          'URL), found {!r}'.format(assignment_id))
+    column = '{} ({})'.format(name, assignment_id) if assignment_id else name
+    people = roster.by_submission()
+    rows, warnings = [], []
+    for sub in graded.submissions:
+        person = people.get(sub.id)
+        if person is None:
+            warnings.append('{}: not in the roster, left out of the gradebook'.format(sub.id))
+            continue
+        if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
+            raise ExportError('roster entry for submission {!r} ({}) has none of id, sis_user_id, '
+                              'sis_login_id: Canvas cannot match it to a student'.format(
+                                  sub.id, person.student or 'no name'))
+        rows.append({'student': person.student, 'id': person.canvas_id,
+                     'sis_user_id': person.sis_user_id, 'sis_login_id': person.sis_login_id,
+                     'section': person.section,
+                     'score': float(sub.scorecard['score']['earned'])})
+    graded_ids = {s.id for s in graded.submissions}
+    for person in roster.people:
+        if person.submission not in graded_ids:
+            warnings.append('{} ({}): no scorecard, left out of the gradebook'.format(
+                person.student or person.submission, person.submission))
+    rows.sort(key=lambda r: (r['student'].lower(), r['id'], r['sis_user_id']))
+    doc = {'schema_version': '1.0',
+           'assignment': {'name': name, 'id': str(assignment_id) if assignment_id else None,
+                          'points_possible': float(graded.possible), 'column': column},
+           'rows': rows}
+    schema.validate(SCHEMA, doc)
+    return doc, warnings
+
+
+def _number(x: float) -> str:
+    return '{:g}'.format(x)
+
+
+def render(doc: dict) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator='\r\n')
+    writer.writerow(HEADER + (doc['assignment']['column'],))
+    writer.writerow((POINTS_ROW, '', '', '', '', _number(doc['assignment']['points_possible'])))
+    for r in doc['rows']:
+        writer.writerow((r['student'], r['id'], r['sis_user_id'], r['sis_login_id'],
+                         r['section'], _number(r['score'])))
+    return buf.getvalue()
+
+
+def check(text: str, doc: dict) -> None:
+    """Read the CSV back: Canvas's header, the points row, one row per record row with the same
+    identities and score. Raises ExportError (our bug) when it does not hold."""
+    rows = list(csv.reader(io.StringIO(text)))
+    expected_header = list(HEADER) + [doc['assignment']['column']]
+    problems = []
+    if not rows or rows[0] != expected_header:
+        problems.append('header {} instead of {}'.format(rows[0] if rows else None, expected_header))
+    elif len(rows) != len(doc['rows']) + 2:
+        problems.append('{} data rows instead of {}'.format(len(rows) - 2, len(doc['rows'])))
+    else:
+        if rows[1][0].strip() != 'Points Possible' or float(rows[1][5]) != doc['assignment']['points_possible']:
+            problems.append('the second row is not the Points Possible row: {}'.format(rows[1]))
+        for got, want in zip(rows[2:], doc['rows']):
+            if len(got) != 6 or got[:5] != [want['student'], want['id'], want['sis_user_id'],
+                                            want['sis_login_id'], want['section']] \
+                    or float(got[5]) != want['score']:
+                problems.append('row {} does not match {}'.format(got, want))
+                break
+    if problems:
+        raise ExportError('the Canvas CSV failed its structural check: ' + '; '.join(problems))
+
+
+def export(graded, out, roster, *, name: str | None = None,
+           assignment_id: str | None = None) -> Written:
+    doc, warnings = record(graded, roster, name=name, assignment_id=assignment_id)
+    text = render(doc)
+    check(text, doc)
+    out = Path(out)
+    schema.write_text_atomic(out, text)
+    return Written((out,), tuple(warnings))

@@ -1,0 +1,343 @@
+"""End to end: `dezero-grade export` in every format, and the Gradescope autograder folder run
+the way Gradescope runs it, on a small graded class (accepted, rejected, rolled back, invalid,
+and a submission left without a scorecard), with a roster.
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import assignments, faults, load, report, schema, selftest
+from grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
+
+ROOT = Path(__file__).resolve().parents[2]
+STEP = 52
+ROSTER = '''Student,ID,SIS User ID,SIS Login ID,Section,Submission,LTI User ID,Email
+"Liddell, Alice",1001,S-1,alice@uni,A,alice,lti-alice,alice@example.org
+"Builder, Bob",1002,S-2,,A,bob,lti-bob,
+"Cooper, Carol",1003,,,B,carol,lti-carol,
+"Dent, Dave",,,dave@uni,B,dave,,
+"Eve, Erin",1005,S-5,,B,erin,lti-erin,
+"Gray, Gina",1007,S-7,,A,gina,lti-gina,
+'''
+
+
+def _env(**extra):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
+    return env
+
+
+def _cli(*args, check=True):
+    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=120)
+    if check and proc.returncode != 0:
+        raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
+            ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
+    return proc
+
+
+def _fault(step_of_fault):
+    catalogue = assignments.fault_catalogue(assignments.load(STEP))
+    return next(f for f in catalogue if f.step == step_of_fault and f.tier == 'book')
+
+
+@pytest.fixture(scope='module')
+def graded_batch(tmp_path_factory):
+    root = tmp_path_factory.mktemp('export')
+    subs = root / 'submissions'
+    subs.mkdir()
+    base = load.prepare(selftest.reference_source(STEP), STEP, root / 'work')
+    shutil.copytree(base.root, subs / 'alice')
+    shutil.make_archive(str(subs / 'bob'), 'zip', root_dir=base.root)
+    faults.inject(base.root, subs / 'carol', _fault(STEP), base.entry)       # reject
+    faults.inject(base.root, subs / 'dave', _fault(14), base.entry)          # rollback
+    shutil.copytree(base.root, subs / 'erin')
+    with open(subs / 'erin' / 'dezero' / '__init__.py', 'a') as f:
+        f.write('\nprint("\\x1b[31mcoloured\\x00 output")\ndef oops(:\n')        # invalid
+    (subs / 'frank').mkdir()                                                 # invalid, no roster entry
+    (subs / 'henry').mkdir()
+    (subs / 'henry.zip').write_bytes(b'two entries, one id')                 # no scorecard
+    (root / 'roster.csv').write_text(ROSTER, encoding='utf-8')
+    out = root / 'out'
+    proc = _cli('batch', subs, '--step', STEP, '--out', out, '--jobs', 2, '--roster',
+                root / 'roster.csv', check=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr   # henry has no scorecard
+    return root, out
+
+
+def _cards(out):
+    return {p.stem: json.loads(p.read_text()) for p in (out / 'scorecards').glob('*.json')}
+
+
+def test_the_class_has_every_kind_of_outcome(graded_batch):
+    _, out = graded_batch
+    verdicts = {i: d['verdict'] for i, d in _cards(out).items()}
+    assert verdicts == {'alice': 'accept', 'bob': 'accept', 'carol': 'reject', 'dave': 'rollback',
+                        'erin': 'invalid', 'frank': 'invalid'}
+
+
+def test_gradescope_results_follow_the_specification(graded_batch):
+    root, out = graded_batch
+    proc = _cli('export', out, '--format', 'gradescope', '--out', root / 'gs')
+    assert 'henry: no scorecard' in proc.stderr
+    cards = _cards(out)
+    assert sorted(p.name for p in (root / 'gs').iterdir()) == sorted(cards)
+    for ident, doc in cards.items():
+        results = json.loads((root / 'gs' / ident / 'results.json').read_text())
+        assert not schema.errors('gradescope-results', results)
+        assert results['score'] == doc['score']['earned']
+        assert results['output'] == report.render(doc)
+        assert sum(t['score'] for t in results['tests']) == results['score']
+        assert 'Traceback' not in json.dumps(results)
+        own_book = [c for c in doc['checks'] if not c['regression'] and c['tier'] == 'book']
+        assert sum(t['max_score'] for t in results['tests']) == (
+            doc['score']['possible'] if doc['verdict'] == 'invalid'
+            else sum(c['points'] for c in own_book))
+        failing = {c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+        named_failing = {t['name'].split('(')[-1].split(')')[0] for t in results['tests']
+                         if t['status'] == 'failed'}
+        if doc['verdict'] == 'invalid':
+            assert [t['status'] for t in results['tests']] == ['failed']
+            assert doc['invalid']['code'] in results['tests'][0]['name']
+        else:
+            assert named_failing == failing
+            assert len(results['tests']) == len(doc['checks'])
+    carol = json.loads((root / 'gs' / 'carol' / 'results.json').read_text())
+    failed = [t for t in carol['tests'] if t['status'] == 'failed']
+    assert failed and all('reproduce it against your own code' in t['output'] for t in failed)
+
+
+def test_a_single_scorecard_exports_to_one_results_file(graded_batch, tmp_path):
+    _, out = graded_batch
+    target = tmp_path / 'results.json'
+    _cli('export', out / 'scorecards' / 'dave.json', '--format', 'gradescope', '--out', target,
+         '--visibility', 'after_published')
+    results = json.loads(target.read_text())
+    assert results['visibility'] == 'after_published'
+    assert results['extra_data']['verdict'] == 'rollback'
+    assert any('regression' in t['name'] and t['status'] == 'failed' for t in results['tests'])
+
+
+def test_exporters_format_the_scorecard_and_decide_nothing(graded_batch):
+    _, out = graded_batch
+    doc = _cards(out)['carol']
+    edited = json.loads(json.dumps(doc))
+    edited['score']['earned'] = 7.0      # whatever the scorecard says is what is exported
+    assert gradescope.results(edited)['score'] == 7.0
+    graded = Graded((Submission('carol', edited),), None, None, out)
+    suite = junit.record(graded)['suites'][0]
+    assert suite['properties']['score'] == '7/33'
+
+
+def test_canvas_gradebook_csv(graded_batch):
+    root, out = graded_batch
+    target = root / 'canvas.csv'
+    proc = _cli('export', out, '--format', 'canvas', '--out', target, '--assignment-name',
+                'Step 52', '--assignment-id', '4242')
+    rows = list(csv.reader(io.StringIO(target.read_text(encoding='utf-8'))))
+    assert rows[0] == ['Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section', 'Step 52 (4242)']
+    assert rows[1][0].strip() == 'Points Possible' and rows[1][5] == '33'
+    cards = _cards(out)
+    by_name = {r[0]: r for r in rows[2:]}
+    assert sorted(by_name) == ['Builder, Bob', 'Cooper, Carol', 'Dent, Dave', 'Eve, Erin',
+                               'Liddell, Alice']
+    assert by_name['Liddell, Alice'][1:5] == ['1001', 'S-1', 'alice@uni', 'A']
+    assert by_name['Dent, Dave'][1:4] == ['', '', 'dave@uni']
+    for name, ident in (('Liddell, Alice', 'alice'), ('Cooper, Carol', 'carol'),
+                        ('Dent, Dave', 'dave'), ('Eve, Erin', 'erin')):
+        assert float(by_name[name][5]) == cards[ident]['score']['earned']
+    assert 'frank: not in the roster' in proc.stderr
+    assert 'Gray, Gina (gina): no scorecard' in proc.stderr
+
+
+def test_canvas_needs_a_roster_and_a_numeric_assignment_id(graded_batch, tmp_path):
+    _, out = graded_batch
+    single = _cli('export', out / 'scorecards' / 'alice.json', '--format', 'canvas', '--out',
+                  tmp_path / 'x.csv', check=False)
+    assert single.returncode == 2 and 'needs a roster' in single.stderr
+    bad = _cli('export', out, '--format', 'canvas', '--assignment-id', 'abc', '--out',
+               tmp_path / 'y.csv', check=False)
+    assert bad.returncode == 2 and 'assignment id is a number' in bad.stderr
+    assert not (tmp_path / 'y.csv').exists()
+
+
+def test_lti_ags_scores(graded_batch):
+    root, out = graded_batch
+    target = root / 'lti.json'
+    proc = _cli('export', out, '--format', 'lti', '--out', target)
+    doc = json.loads(target.read_text())
+    assert not schema.errors('lti-ags-scores', doc)
+    cards = _cards(out)
+    scores = {s['userId']: s for s in doc['scores']}
+    assert sorted(scores) == ['lti-alice', 'lti-bob', 'lti-carol', 'lti-erin']
+    for user, ident in (('lti-alice', 'alice'), ('lti-carol', 'carol'), ('lti-erin', 'erin')):
+        s = scores[user]
+        assert s['scoreGiven'] == cards[ident]['score']['earned']
+        assert s['scoreMaximum'] == 33
+        assert s['comment'].startswith(cards[ident]['verdict'].upper())
+        assert s['timestamp'].startswith(cards[ident]['generated_at'][:19])
+        assert s['timestamp'].endswith('.000+00:00')
+        assert (s['activityProgress'], s['gradingProgress']) == ('Completed', 'FullyGraded')
+    assert 'Failing:' in scores['lti-carol']['comment']
+    assert doc['lineitem']['scoreMaximum'] == 33
+    assert 'dave: no lti_user_id' in proc.stderr and 'frank: not in the roster' in proc.stderr
+
+
+def test_lti_without_a_roster_takes_submission_ids(graded_batch, tmp_path):
+    _, out = graded_batch
+    _cli('export', out / 'scorecards' / 'frank.json', '--format', 'lti', '--out', tmp_path / 'l.json')
+    doc = json.loads((tmp_path / 'l.json').read_text())
+    assert [(s['userId'], s['scoreGiven']) for s in doc['scores']] == [('frank', 0.0)]
+
+
+def test_junit_xml_for_ci(graded_batch):
+    root, out = graded_batch
+    target = root / 'junit.xml'
+    _cli('export', out, '--format', 'junit', '--out', target)
+    tree = ET.parse(target).getroot()
+    assert tree.tag == 'testsuites'
+    suites = {s.get('name'): s for s in tree.findall('testsuite')}
+    assert sorted(suites) == ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'henry']
+    cards = _cards(out)
+    for ident, doc in cards.items():
+        suite = suites[ident]
+        cases = suite.findall('testcase')
+        failing = sum(c['status'] == 'failed' for c in doc['checks'])
+        errors = sum(c['status'] in ('error', 'timeout') for c in doc['checks'])
+        assert int(suite.get('failures')) == failing == len([c for c in cases if c.find('failure') is not None])
+        if doc['verdict'] == 'invalid':
+            assert cases[0].get('name') == 'load' and cases[0].find('error') is not None
+            errors += 1
+        assert int(suite.get('errors')) == errors
+        assert int(suite.get('tests')) == len(cases)
+    henry = suites['henry'].findall('testcase')
+    assert [c.get('name') for c in henry] == ['grade']
+    assert 'duplicate-id' in henry[0].find('error').get('message')
+    assert int(tree.get('tests')) == sum(int(s.get('tests')) for s in suites.values())
+    # erin's output held an escape and a NUL: the XML parsed, so they were made safe
+    assert '\x1b' not in target.read_text()
+
+
+def test_junit_structural_check_catches_a_bad_rendering(graded_batch):
+    _, out = graded_batch
+    record = junit.record(Graded((Submission('carol', _cards(out)['carol']),), None, None, out))
+    text = junit.render(record)
+    junit.check(text, record)
+    broken = text.replace('failures="{}"'.format(
+        sum(c['outcome'] == 'failure' for c in record['suites'][0]['cases'])), 'failures="0"', 1)
+    with pytest.raises(ExportError, match='structural check'):
+        junit.check(broken, record)
+
+
+def test_a_bad_roster_is_refused_with_a_reason(graded_batch, tmp_path):
+    root, out = graded_batch
+    (tmp_path / 'r1.csv').write_text('Student,ID\nAlice,1\n')
+    proc = _cli('export', out, '--format', 'canvas', '--roster', tmp_path / 'r1.csv', check=False)
+    assert proc.returncode == 2 and 'no "submission" column' in proc.stderr
+    (tmp_path / 'r2.csv').write_text('submission,student\nalice,A\nalice,B\n')
+    proc = _cli('export', out, '--format', 'canvas', '--roster', tmp_path / 'r2.csv', check=False)
+    assert proc.returncode == 2 and "'alice' appears on lines 2 and 3" in proc.stderr
+
+
+# -- the Gradescope autograder --------------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def autograder_zip(tmp_path_factory):
+    folder = tmp_path_factory.mktemp('ag') / 'autograder'
+    _cli('export', '--format', 'gradescope', '--autograder', '--step', STEP, '--out', folder,
+         '--timeout', 20)
+    return folder, folder.parent / 'autograder.zip'
+
+
+def _gradescope_box(tmp_path, autograder_zip):
+    """/autograder as Gradescope lays it out: source/ is the unzipped upload, run_autograder is
+    copied to the top, submission/ and results/ are empty."""
+    box = tmp_path / 'autograder'
+    with zipfile.ZipFile(autograder_zip[1]) as z:
+        z.extractall(box / 'source')
+    (box / 'submission').mkdir()
+    (box / 'results').mkdir()
+    shutil.copy2(box / 'source' / 'run_autograder', box / 'run_autograder')
+    (box / 'run_autograder').chmod(0o755)
+    return box
+
+
+def _run_box(box, **env):
+    clean = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH',)}
+    clean.update({'DEZERO_AUTOGRADER_ROOT': str(box), 'DEZERO_PYTHON': sys.executable, **env})
+    proc = subprocess.run([str(box / 'run_autograder')], cwd=box, env=clean, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((box / 'results' / 'results.json').read_text())
+    assert not schema.errors('gradescope-results', results)
+    return results, proc
+
+
+def test_the_autograder_folder_is_ready_to_upload(autograder_zip):
+    folder, archive = autograder_zip
+    with zipfile.ZipFile(archive) as z:
+        names = set(z.namelist())
+    assert {'setup.sh', 'run_autograder', 'requirements.txt'} <= names   # at the zip's root
+    assert any(n.startswith('grader/') for n in names) and any(n.startswith('reference/') for n in names)
+    for script in ('setup.sh', 'run_autograder'):
+        assert os.access(folder / script, os.X_OK)
+        assert subprocess.run(['bash', '-n', str(folder / script)]).returncode == 0
+    assert 'numpy' in (folder / 'requirements.txt').read_text()
+
+
+def test_the_autograder_grades_a_submission_as_gradescope_runs_it(graded_batch, autograder_zip, tmp_path):
+    root, out = graded_batch
+    box = _gradescope_box(tmp_path, autograder_zip)
+    shutil.copytree(root / 'submissions' / 'carol', box / 'submission', dirs_exist_ok=True)
+    results, proc = _run_box(box)
+    carol = _cards(out)['carol']
+    assert results['score'] == carol['score']['earned'] < 33
+    assert results['extra_data']['content_hash'] == carol['submission']['content_hash']
+    assert [t['status'] for t in results['tests']] == [
+        'failed' if c['status'] in ('failed', 'error', 'timeout') else 'passed'
+        for c in carol['checks']]
+    assert 'REJECT' in results['output'] and 'Traceback' not in json.dumps(results)
+    assert 'REJECT' in proc.stdout     # the instructor's view of the run
+
+
+def test_the_autograder_takes_an_uploaded_zip(autograder_zip, tmp_path):
+    box = _gradescope_box(tmp_path, autograder_zip)
+    base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
+    shutil.make_archive(str(box / 'submission' / 'mywork'), 'zip', root_dir=base.root)
+    results, _ = _run_box(box)
+    assert results['score'] == 33 and results['extra_data']['verdict'] == 'accept'
+
+
+def test_a_grader_failure_still_gives_the_learner_a_clean_result(autograder_zip, tmp_path):
+    box = _gradescope_box(tmp_path, autograder_zip)
+    (box / 'submission' / 'dezero').mkdir()
+    (box / 'submission' / 'dezero' / '__init__.py').write_text('')
+    (box / 'source' / 'schemas' / 'scorecard.schema.json').write_text('{ broken')
+    results, proc = _run_box(box)
+    assert results['score'] == 0 and results['output'] == autograder.GRADER_FAILED
+    assert 'Traceback' not in json.dumps(results)
+    assert 'Traceback' in proc.stdout          # for the instructor, in Gradescope's stdout
+
+
+def test_an_interpreter_that_cannot_start_still_gives_a_result(autograder_zip, tmp_path):
+    box = _gradescope_box(tmp_path, autograder_zip)
+    results, _ = _run_box(box, DEZERO_PYTHON='/bin/false')
+    assert results['score'] == 0 and 'problem in the grader itself' in results['output']
+
+
+@pytest.mark.parametrize('name', ['batch-summary', 'batch-receipt', 'roster', 'gradescope-results',
+                                  'canvas-gradebook', 'lti-ags-scores', 'junit-report'])
+def test_every_schema_is_versioned_and_closed(name):
+    doc = json.loads((ROOT / 'schemas' / (name + '.schema.json')).read_text())
+    schema.validator(name)   # a valid draft 2020-12 schema
+    assert doc['$schema'] == 'https://json-schema.org/draft/2020-12/schema'
+    assert doc['$id'].endswith('/{}/1.0.json'.format(name))
+    assert doc['additionalProperties'] is False and doc['description']

@@ -68,6 +68,7 @@ def write_text_atomic(path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.' + path.name + '.', suffix='.tmp', dir=path.parent)
     try:
+        os.chmod(tmp, 0o644)   # mkstemp makes it private; results are meant to be shared
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
             f.write(text)
             f.flush()

@@ -103,7 +103,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
         'submission': {
-            'id': submission.id if submission else Path(str(source)).stem or str(source),
+            'id': submission.id if submission else _source_id(source),
             'content_hash': submission.content_hash if submission else 'unknown',
             'entry': submission.entry.path if submission else None},
         'assignment': {'step': assignment.step, 'title': assignment.title},
@@ -124,6 +124,12 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
     }
     schema.validate('scorecard', doc)
     return doc
+
+
+def _source_id(source):
+    """The id of a submission that could not be prepared: a folder's name, a zip's stem."""
+    path = Path(str(source))
+    return (path.stem if path.suffix.lower() == '.zip' else path.name) or str(source)
 
 
 def write(path, doc):

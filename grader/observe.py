@@ -3,15 +3,26 @@
 `observe` starts a worker in the submission's scratch copy, loads the submission there
 (`setup`), and runs each probe, turning every answer into an `Observation`: a decoded value,
 or a `LearnerError` when the learner's code raised, ran out of time or killed its worker (the
-worker is then restarted for the remaining probes). The reference is observed the same way, in a
+worker is then restarted for the remaining probes, within one time budget: `Limits.total_s`
+bounds the whole submission, restarts included). The reference is observed the same way, in a
 worker of its own, and its observations are cached on disk by (probe, reference sources, probe
 code, NumPy version): they depend on nothing else.
+
+Nothing a learner's worker says about itself is believed beyond raw observations: whether a
+probe is skipped is decided here (a worker's own `__skipped__` is believed only when the
+reference's worker skips the same probe too, else it is evidence of tampering), malformed
+or unusable answers become failed observations rather than crashes, the tripwire of
+`grader.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
+and a learner's worker may not read the reference implementation or the cache of its answers.
+`explain` turns a `WorkerFailure` into words a learner can act on, naming the limit and its option.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -59,29 +70,71 @@ def reference_target() -> Target:
                   entry={'kind': 'reference', 'module': 'dezero', 'path': ''})
 
 
+TAMPERED = 'GraderModified'   # the error type grader.probes.handlers answers when its tripwire fires
+
+
 def _setup_failure(answer_error, output_tail) -> SetupFailure:
     kind = answer_error.get('type', 'Exception')
     where = answer_error.get('where') or ''
     message = answer_error.get('message', '')
+    at = ' at ' + where if where else ''
     if kind in ('SyntaxError', 'IndentationError', 'TabError'):
         code = 'syntax-error'
-        text = 'your code has a syntax error: {}{}'.format(message, ' at ' + where if where else '')
+        text = 'your code has a syntax error: {}{}'.format(message, at)
     elif kind in ('ModuleNotFoundError', 'ImportError'):
         code = 'import-error'
-        text = 'importing your code failed with {}: {}{}'.format(
-            kind, message, ' at ' + where if where else '')
+        text = 'importing your code failed with {}: {}{}'.format(kind, message, at)
     elif kind == 'SystemExit':
         code = 'exited'
-        text = 'your code called sys.exit({}) while it was being imported'.format(message)
+        text = 'importing your code ended early: {}{}; a module must not end the program when it is ' \
+               'imported (put demo code under `if __name__ == "__main__":`)'.format(message, at)
+    elif kind == TAMPERED:
+        code = 'tampered'
+        text = message
+    elif kind == 'MemoryError':
+        code = 'memory'
+        text = 'importing your code ran out of memory{} (MemoryError): it tried to use more than the ' \
+               'memory limit'.format(at)
+    elif kind == 'RecursionError':
+        code = 'import-error'
+        text = 'importing your code raised RecursionError{}: a function calls itself without end'.format(at)
     else:
         code = 'import-error'
-        text = 'importing your code raised {}: {}{}'.format(kind, message,
-                                                           ' at ' + where if where else '')
+        text = 'importing your code raised {}: {}{}'.format(kind, message, at)
     return SetupFailure(code, text, output_tail)
 
 
-def _failure_as_setup(exc: WorkerFailure, what: str) -> SetupFailure:
-    return SetupFailure(exc.reason, '{} {}'.format(what, exc.message), exc.output_tail)
+# Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
+_RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
+_WHOLE_RUN = 'whole grading run'
+
+
+def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
+    """A WorkerFailure in words a learner understands: what happened `during` what, which limit
+    (and the option that sets it), and where the code was when it had to be stopped."""
+    m = _RUNNING.search(exc.message)
+    where = ' (it was running {})'.format(m['where']) if m else ''
+    reason = exc.reason
+    if reason == 'timeout' and _WHOLE_RUN in exc.message:
+        return ('{} did not finish: your code used up the {:g} s allowed for grading the whole '
+                'submission{}').format(during, limits.total_s, where)
+    if reason == 'timeout':
+        return ('{} did not finish within the {:g} s time limit (--timeout){}: look for an endless '
+                'loop, or a loop that waits for something that never comes').format(
+                    during, limits.call_s, where)
+    if reason == 'cpu-time':
+        return '{} used more than the {} s of CPU time allowed{}: look for an endless loop'.format(
+            during, limits.cpu_s, where)
+    if reason == 'memory':
+        return ('{} used more memory than the {} MB limit (--memory): look for an array or list that '
+                'keeps growing').format(during, limits.memory_mb)
+    if reason == 'output-limit':
+        return '{} wrote a file larger than the {} MB limit'.format(during, limits.fsize_mb)
+    if reason == 'exited':
+        return ('{} stopped: the process running your code ended (exit status {}) before it '
+                'answered; does the code call os._exit(), or exit from a child process it '
+                'forked?').format(during, exc.exit_code)
+    return '{} stopped: {}'.format(during, exc.message)
 
 
 def _error_observation(probe, error: dict, duration) -> Observation:
@@ -91,17 +144,38 @@ def _error_observation(probe, error: dict, duration) -> Observation:
         duration_s=duration)
 
 
+def _hidden_from_learners(cwd: Path) -> tuple:
+    """Folders a learner's worker may not read: the reference implementation (the oracle) and the
+    cache of its answers -- except a folder that holds the submission or the grader itself."""
+    import reference
+    own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
+    hidden = []
+    for folder in (Path(reference.ROOT), cache_dir()):
+        folder = Path(os.path.realpath(folder))
+        if not any(p == folder or folder in p.parents for p in own):
+            hidden.append(folder)
+    return tuple(hidden)
+
+
 class _Session:
-    """One worker with its setup done; restarted after a failure."""
+    """One worker with its setup done; restarted after a failure, within one time budget."""
 
     def __init__(self, target, device_mode, limits, era):
         self.target, self.device_mode, self.limits, self.era = target, device_mode, limits, era
         self.worker = None
         self.setup_info = None
         self.output_tail = ''
+        self.deadline = time.monotonic() + limits.total_s
+        self.learner = target.entry.get('kind') != 'reference'
+        self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
 
     def start(self):
-        self.worker = Worker(self.target.cwd, list(self.target.sys_path), self.limits)
+        # a restarted worker gets what is left of the submission's time, not a fresh allowance
+        limits = dataclasses.replace(self.limits, total_s=max(self.remaining(), 0.05))
+        self.worker = Worker(self.target.cwd, list(self.target.sys_path), limits, hidden=self.hidden)
         self.worker.start()
         answer = self.worker.request({'op': 'setup', 'entry': self.target.entry,
                                       'device_mode': self.device_mode, 'era': self.era})
@@ -113,13 +187,17 @@ class _Session:
 
     def close(self):
         if self.worker is not None:
+            self.worker.close()   # first: closing waits for the last of the output to arrive
             try:
                 self.output_tail = self.worker.output_tail
             except Exception:
                 pass
-            self.worker.close()
             self.worker = None
         return self.output_tail
+
+
+def _not_run(probe, message) -> Observation:
+    return Observation(probe, error=LearnerError('WorkerFailure', message, kind='timeout'))
 
 
 def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='current',
@@ -129,22 +207,37 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
         failure = session.start()
     except WorkerFailure as e:
         session.close()
-        return Observed({}, None, _failure_as_setup(e, 'loading your code failed:'), (),
-                        e.output_tail)
+        return Observed({}, None, SetupFailure(e.reason, explain(e, limits, 'importing your code'),
+                                               e.output_tail), (), e.output_tail)
     if failure is not None:
         return Observed({}, None, failure, (), failure.output_tail)
     observations = {}
     findings = ()
     try:
         for probe in probes:
+            if probe.device == 'gpu' and device_mode == 'cpu':
+                # decided here, without asking the worker (whose word on skips is not taken)
+                observations[probe] = Observation(probe, value={
+                    '__skipped__': 'needs a device, and this run has none (--device cpu)'})
+                continue
             if session.worker is None:
+                if session.remaining() <= 0:
+                    observations[probe] = _not_run(probe, 'not run: your code had already used up the '
+                                                   '{:g} s allowed for grading the whole submission'.format(
+                                                       limits.total_s))
+                    continue
                 try:
                     failure = session.start()
                 except WorkerFailure as e:
-                    failure = _failure_as_setup(e, 'restarting after a failure:')
+                    session.close()
+                    failure = SetupFailure(e.reason, explain(e, limits, 'restarting your code after a '
+                                                             'failure'), e.output_tail)
                 if failure is not None:
+                    if failure.code == 'tampered':
+                        return Observed(observations, None, failure, (), failure.output_tail)
                     observations[probe] = Observation(probe, error=LearnerError(
-                        'WorkerFailure', failure.message, kind='worker'))
+                        'WorkerFailure', failure.message,
+                        kind='timeout' if failure.code == 'timeout' else 'worker'))
                     continue
             started = time.perf_counter()
             try:
@@ -155,28 +248,73 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
                 session.close()
                 kind = 'timeout' if e.reason == 'timeout' else 'worker'
                 observations[probe] = Observation(probe, error=LearnerError(
-                    'WorkerFailure', e.message, kind=kind,
+                    'WorkerFailure', explain(e, limits, 'this test'), kind=kind,
                     traceback=tuple(e.output_tail.splitlines()[-6:])),
+                    duration_s=time.perf_counter() - started)
+                continue
+            except GraderError as e:
+                if not session.learner:
+                    raise   # the reference's worker: a bug of ours
+                # the learner's worker answered something no untouched worker sends
+                session.close()
+                observations[probe] = Observation(probe, error=LearnerError(
+                    'WorkerFailure', 'the process running your code sent an answer the grader cannot '
+                    'use ({}); was the grader\'s code changed from inside it?'.format(e), kind='worker'),
                     duration_s=time.perf_counter() - started)
                 continue
             duration = time.perf_counter() - started
             if answer['ok']:
-                observations[probe] = Observation(probe, value=wire.decode(answer['result']),
-                                                  duration_s=duration)
+                try:
+                    value = wire.decode(answer['result'])
+                except WorkerFailure as e:
+                    observations[probe] = Observation(probe, error=LearnerError(
+                        'WorkerFailure', 'the process running your code answered with data the '
+                        'grader\'s own code never produces ({}); was the grader changed from inside '
+                        'it?'.format(e.message), kind='worker'), duration_s=duration)
+                    continue
+                if isinstance(value, dict) and '__skipped__' in value and session.learner and \
+                        not _believed_skip(probe, device_mode, limits):
+                    tail = session.close()
+                    return Observed(observations, None, SetupFailure(
+                        'tampered', 'the process running your code claimed it could not run the test '
+                        '{} ({!r}), which the reference runs here; the grader\'s code was changed from '
+                        'inside it'.format(probe.scenario, str(value['__skipped__'])[:200]),
+                        tail), (), tail)
+                observations[probe] = Observation(probe, value=value, duration_s=duration)
             else:
-                if answer['error'].get('internal'):
+                error = answer['error']
+                if error.get('type') == TAMPERED:
+                    tail = session.close()
+                    return Observed(observations, None, SetupFailure(
+                        'tampered', str(error.get('message', ''))[:2000], tail), (), tail)
+                if error.get('internal'):
                     raise GraderError('the worker refused probe {}: {}'.format(
-                        probe.scenario, answer['error'].get('message')))
-                observations[probe] = _error_observation(probe, answer['error'], duration)
+                        probe.scenario, error.get('message')))
+                observations[probe] = _error_observation(probe, error, duration)
             if progress:
                 progress()
         if session.worker is not None and device_mode == 'sim':
-            answer = session.worker.request({'op': 'findings'})
-            if answer['ok']:
-                findings = tuple(_compat(f) for f in wire.decode(answer['result']))
+            try:
+                answer = session.worker.request({'op': 'findings'})
+                if answer['ok']:
+                    findings = tuple(_compat(f) for f in wire.decode(answer['result']))
+            except (WorkerFailure, GraderError, AttributeError, TypeError):
+                findings = ()   # compatibility notes are advice; a worker that garbles them loses them
     finally:
         tail = session.close()
     return Observed(observations, session.setup_info, None, findings, tail)
+
+
+def _believed_skip(probe, device_mode, limits) -> bool:
+    """A scenario may skip for a reason of the environment (an optional package is missing). A
+    learner's worker saying so is believed only when the reference, asked the same thing in the
+    same environment, skips it too."""
+    try:
+        got = observe_reference([probe], limits=limits, device_mode='cpu' if device_mode == 'cpu' else 'sim')
+    except GraderError:
+        return False
+    obs = got.observations.get(probe)
+    return obs is not None and obs.ok and isinstance(obs.value, dict) and '__skipped__' in obs.value
 
 
 def _compat(f):

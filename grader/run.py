@@ -140,10 +140,18 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub) ->
             findings = [Finding('skipped', 'needs a device (simulated or real); graded with '
                                 '--device cpu')]
         else:
-            findings = definition.judge(JudgeInput(
-                params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
-                learner={p: learner.observations[p] for p in pl.learner},
-                reference={p: reference.observations[p] for p in pl.reference}))
+            try:
+                findings = definition.judge(JudgeInput(
+                    params=use.params, tolerance=dict(definition.tolerance, **use.tolerance),
+                    plan=pl, learner={p: learner.observations[p] for p in pl.learner},
+                    reference={p: reference.observations[p] for p in pl.reference}))
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+                # judges read reports shaped by the grader's scenarios; another shape means the
+                # learner's worker forged it (the reference passes every judge: selftest)
+                findings = [Finding('error', 'what your code\'s process reported for this check '
+                                    'does not have the form the grader\'s own code produces '
+                                    '({}: {}); was the grader changed from inside?'.format(
+                                        type(e).__name__, str(e)[:200]))]
         probe_time = sum(learner.observations[p].duration_s for p in pl.learner)
         results.append(_result(use, findings, is_regression, faults, seed, sub,
                                time.perf_counter() - t0 + probe_time, assignment.step))

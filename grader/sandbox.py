@@ -1,8 +1,10 @@
 """The worker sandbox: where the trusted grader hands learner code to a process of its own.
 
-The grader never imports a submission. ``Worker`` starts ``python -m grader.worker`` in the
-submission's scratch folder and exchanges plain-data requests and answers with it (length-prefixed
-JSON frames on two private pipes; values inside are encoded by ``grader.wire``). Whatever the
+The grader never imports a submission. ``Worker`` starts ``grader.worker`` in the submission's
+scratch folder (through a ``-c`` bootstrap that first takes the working folder off ``sys.path``,
+so a ``grader/`` folder in a submission cannot stand in for it) and exchanges plain-data requests
+and answers with it (length-prefixed JSON frames on two private pipes; values inside are encoded
+by ``grader.wire``). Whatever the
 learner's code does -- loop, exhaust memory, fork, exit, crash, print megabytes, write garbage
 on the channel -- comes back as a ``WorkerFailure`` with a reason and a message a learner can read;
 a bug of ours comes back as a ``GraderError``.
@@ -10,7 +12,9 @@ a bug of ours comes back as a ``GraderError``.
 Limits (``Limits``, defaults in brackets):
 
 * ``call_s`` [30]     wall clock for one request; the worker is killed when it runs out.
-* ``total_s`` [300]   wall clock for the worker's whole life (every request counts against it).
+* ``total_s`` [300]   wall clock for the worker's whole life (every request counts against it;
+                      ``grader.observe`` gives a restarted worker only what is left, so this
+                      bounds a whole submission).
 * ``cpu_s`` [300]     CPU seconds (RLIMIT_CPU: SIGXCPU at the limit, SIGKILL one second later).
 * ``memory_mb`` [4096] address space (RLIMIT_AS). Generous on purpose: NumPy and BLAS reserve
                       address space they never touch (importing NumPy with one BLAS thread takes
@@ -27,15 +31,24 @@ Limits (``Limits``, defaults in brackets):
 
 A limit set to ``None`` is not applied. The worker gets a scrubbed environment (PATH; LANG and
 LC_ALL=C.UTF-8; HOME=the scratch folder; TMPDIR inside it; PYTHONHASHSEED=0;
-PYTHONDONTWRITEBYTECODE=1; one BLAS/OpenMP thread; MPLBACKEND=Agg; PYTHONPATH = the given folders,
-then the folder holding ``grader`` unless it is already a site folder, then the user's site folder;
-plus the caller's extras), its own session and process group, stdin from /dev/null, no core dumps.
+PYTHONDONTWRITEBYTECODE=1; PYTHONNOUSERSITE=1; one BLAS/OpenMP thread; MPLBACKEND=Agg;
+PYTHONPATH = the folder holding ``grader`` unless it is already a site folder, then the user's
+site folder; the given folders travel apart, in ``DEZERO_GRADER_PATH``, and the worker puts them
+first on ``sys.path`` only once its own code is imported -- so no ``sitecustomize``, ``.pth`` or
+shadowing module of a submission runs before the worker's protections; ``hidden`` folders, which
+the code may not read, in ``DEZERO_GRADER_HIDDEN``; plus the caller's extras), its own session
+and process group, stdin from /dev/null, no core dumps. On Linux it also gets a network namespace
+of its own (only a loopback device), inside a user namespace that maps the caller's uid, where
+the kernel allows it (``network_isolated`` says whether it did; ``network=True`` keeps the
+network); the worker then confines itself with Landlock (``landlock``: the ABI, 0 without).
 
 Stopping is thorough without cgroups: the process tree is found through /proc (the worker's
 process group and session, the parent chain -- the worker is a child subreaper, so daemonised
-grandchildren stay its descendants -- and every descendant seen while waiting on a request),
-stopped with SIGSTOP so it cannot fork further, and killed with SIGKILL. Without /proc (macOS)
-only the process group is killed. POSIX only.
+grandchildren stay its descendants -- every descendant seen while waiting on a request, and
+every process inside the worker's private user or network namespace, which no process can
+leave: this finds the orphans of a worker that died before they were seen), stopped with SIGSTOP
+so it cannot fork further, and killed with SIGKILL. Without /proc (macOS) only the process group
+is killed. POSIX only.
 """
 
 from __future__ import annotations
@@ -62,6 +75,12 @@ except ImportError:  # Windows: the sandbox needs POSIX
     resource = None
 
 FDS_ENV = "DEZERO_GRADER_FDS"  # keep in step with grader.worker
+PATH_ENV = "DEZERO_GRADER_PATH"  # the learner's import folders (grader.worker puts them on sys.path)
+HIDDEN_ENV = "DEZERO_GRADER_HIDDEN"  # folders the code may not read (grader.worker's audit hook)
+# Started with -c rather than -m: -m puts the working folder -- the submission -- first on sys.path
+# before anything of ours runs, so a submission holding a grader/ package would replace the worker.
+_BOOTSTRAP = ("import os, sys; sys.path[:] = [p for p in sys.path if p not in ('', '.', os.getcwd())]; "
+              "import runpy; runpy.run_module('grader.worker', run_name='__main__', alter_sys=True)")
 EXIT_CHANNEL_LOST = 86
 EXIT_BAD_START = 87
 _GRADER_ROOT = Path(__file__).resolve().parent.parent
@@ -207,7 +226,7 @@ class Worker:
     """
 
     def __init__(self, cwd: Path, sys_path: list[Path], limits: Limits = Limits(), env: dict | None = None,
-                 handler: str = "grader.probes.handlers") -> None:
+                 handler: str = "grader.probes.handlers", *, hidden: tuple = (), network: bool = False) -> None:
         if resource is None:
             raise GraderError("the worker sandbox needs a POSIX system (Linux or macOS)")
         self.cwd = Path(cwd).resolve()
@@ -217,6 +236,10 @@ class Worker:
         self.limits = limits
         self.handler = handler
         self.extra_env = dict(env or {})
+        self.hidden = tuple(Path(p) for p in hidden)
+        self.network = network
+        self.network_isolated = False  # set by start(): the worker got a network namespace of its own
+        self.landlock = 0              # set by start(): the Landlock ABI confining its writes (0: none)
         self.pid: int | None = None
         self.effective_limits: dict = {}
         self.failure: WorkerFailure | None = None
@@ -226,6 +249,7 @@ class Worker:
         self._cpu_used = 0.0
         self._call_limit = limits.call_s
         self._tracked: set[tuple[int, int]] = set()
+        self._namespace: tuple | None = None  # (kind, identity) of a namespace only the worker's tree is in
         self._last_track = 0.0
         self._closed = False
 
@@ -248,8 +272,8 @@ class Worker:
         ans_r, ans_w = os.pipe()
         env = self._environment(tmpdir)
         env[FDS_ENV] = f"{req_r},{ans_w}"
-        preexec = _rlimit_setter(self.limits)
-        argv = [sys.executable, "-m", "grader.worker", "--handler", self.handler,
+        preexec = _preexec(self.limits, isolate_network=not self.network)
+        argv = [sys.executable, "-c", _BOOTSTRAP, "--handler", self.handler,
                 "--max-frame", str(self.limits.frame_mb * 2**20)]
         try:
             self._proc = subprocess.Popen(
@@ -267,6 +291,8 @@ class Worker:
         self._req_w, self._ans_r = req_w, ans_r
         os.set_blocking(req_w, False)
         self.pid = self._proc.pid
+        self.network_isolated = _own_network_namespace(self.pid)
+        self._namespace = _private_namespace(self.pid)
         self._started = time.monotonic()
         self._deadline = self._started + self.limits.total_s
         self._drain = _Drain(self._proc.stdout.fileno(), self.limits.output_kb * 1024)
@@ -279,6 +305,7 @@ class Worker:
                               f"{error.get('type')}: {error.get('message')} (at {error.get('where')})")
         result = hello.get("result") or {}
         self.effective_limits = result.get("limits") or {}
+        self.landlock = int(result.get("landlock") or 0)
 
     def close(self) -> None:
         """Ask the worker to exit, then kill whatever is left of its process tree."""
@@ -549,9 +576,15 @@ class Worker:
             self._tracked |= {(p.pid, p.start) for p in self._family(table).values()}
 
     def _family(self, table: dict[int, _Proc]) -> dict[int, _Proc]:
-        """The worker and every live process that belongs to it, by session, group, lineage or memory."""
+        """The worker and every live process that belongs to it, by session, group, lineage, memory
+        or namespace."""
         me = os.getpid()
         seeds = {p.pid for p in table.values() if p.sid == self.pid or p.pgid == self.pid}
+        if self._namespace is not None:
+            # a process cannot leave a user namespace: whatever the worker started and lost (an
+            # orphan of a worker that died before it was seen) is still in the worker's
+            kind, ident = self._namespace
+            seeds |= {pid for pid in table if pid != me and _namespace_of(pid, kind) == ident}
         seeds |= {pid for pid, start in self._tracked if pid in table and table[pid].start == start}
         if not self._reaped and self.pid in table:
             seeds.add(self.pid)
@@ -632,7 +665,7 @@ class Worker:
     # -- environment --
 
     def _environment(self, tmpdir: Path) -> dict[str, str]:
-        path = [str(p) for p in self.sys_path]
+        path = []
         site_dirs = {os.path.realpath(p) for p in _site_dirs()}
         if os.path.realpath(_GRADER_ROOT) not in site_dirs:
             path.append(str(_GRADER_ROOT))
@@ -644,10 +677,15 @@ class Worker:
             "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
             "HOME": str(self.cwd), "TMPDIR": str(tmpdir),
             "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+            # HOME is the scratch folder: its user site (and .pth files there) would run at startup
+            "PYTHONNOUSERSITE": "1",
             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "MPLBACKEND": "Agg",
             "PYTHONPATH": os.pathsep.join(path),
+            PATH_ENV: os.pathsep.join(str(p) for p in self.sys_path),
         }
+        if self.hidden:
+            env[HIDDEN_ENV] = os.pathsep.join(str(p) for p in self.hidden)
         env.update({str(k): str(v) for k, v in self.extra_env.items()})
         return env
 
@@ -664,6 +702,98 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
+
+
+def _preexec(limits: Limits, isolate_network: bool):
+    """The worker's preexec_fn: the network namespace first (the user namespace it may need must
+    be made before the limits apply), then the resource limits."""
+    set_limits = _rlimit_setter(limits)
+    isolate = _network_isolator() if isolate_network else None
+
+    def apply() -> None:
+        if isolate is not None:
+            isolate()
+        set_limits()
+
+    return apply
+
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+
+def _network_isolator():
+    """A function that moves the calling (forked, not yet exec'd) process into a network namespace
+    of its own -- only a loopback device, no route anywhere -- or None where Linux namespaces are
+    unavailable. It is made inside a new user namespace that maps the caller's own uid and gid (files
+    keep their owner), or without one where that is refused but a plain network namespace is not
+    (root without user namespaces). Where the kernel refuses both (namespaces disabled, seccomp in a
+    container), the worker keeps the network and only Landlock (TCP, Linux 6.7+) and the audit hook
+    in ``grader.worker`` (Python code) refuse connections."""
+    if not sys.platform.startswith("linux"):
+        return None
+    unshare = getattr(os, "unshare", None)  # Python 3.12+
+    if unshare is None:
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            raw = libc.unshare
+
+            def unshare(flags: int) -> None:
+                if raw(flags) != 0:
+                    raise OSError(ctypes.get_errno(), "unshare failed")
+        except (OSError, AttributeError):
+            return None
+    uid, gid = os.getuid(), os.getgid()
+    maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()),
+            (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
+
+    def isolate() -> None:
+        try:
+            # a user namespace also takes away root's capabilities over the machine (raising its
+            # own limits back, overriding file permissions) from a grader that runs as root
+            unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+        except OSError:
+            try:
+                unshare(_CLONE_NEWNET)
+            except OSError:
+                pass
+            return
+        for path, text in maps:
+            try:
+                fd = os.open(path, os.O_WRONLY)
+                try:
+                    os.write(fd, text)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # unmapped, the code sees uid 65534; files still belong to the real user
+
+    return isolate
+
+
+def _namespace_of(pid, kind: str):
+    try:
+        st = os.stat(f"/proc/{pid}/ns/{kind}")
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _private_namespace(pid: int) -> tuple | None:
+    """The worker's own user (else network) namespace, when it has one we do not share."""
+    for kind in ("user", "net"):
+        ident = _namespace_of(pid, kind)
+        if ident is not None and ident != _namespace_of("self", kind):
+            return kind, ident
+    return None
+
+
+def _own_network_namespace(pid: int) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    except OSError:
+        return False
 
 
 def _rlimit_setter(limits: Limits):

@@ -3,6 +3,14 @@
 `grader.worker` reads each request frame and calls `HANDLERS[op](msg)`; what a handler returns
 is sent back as plain data. An exception raised by learner code inside a handler travels back as
 an error answer (the worker formats it), never as a verdict: the trusted process decides.
+
+Learner code shares this process, so it can reach the grader's modules. Two defences against
+code that patches them (not against a determined attacker; see docs/threat-model.md): the
+handlers call scenarios and the wire encoder through private references taken before learner
+code ran, and a tripwire compares every function, class and registry of the grader's modules
+with a snapshot taken just before the submission is imported, after `setup` and after every
+`probe`; a difference is answered as a `GraderModified` error, which the trusted process turns
+into an `invalid` scorecard.
 """
 import importlib
 import importlib.abc
@@ -17,6 +25,54 @@ from grader.probes.context import Api, Ctx
 import grader.probes.scenarios  # noqa: F401  (fills SCENARIOS)
 
 _state = {}
+_SCENARIOS = dict(SCENARIOS)   # private: learner code that edits the registry changes nothing here
+_encode = wire.encode
+
+
+class GraderModified(Exception):
+    """Learner code changed one of the grader's own modules inside the worker."""
+
+
+def _fingerprint():
+    """What the grader's modules bind: for each name, the object's identity and, for functions,
+    their code and defaults (patching a function's code in place changes no identity)."""
+    def note(label, value, out):
+        if isinstance(value, types.FunctionType):
+            out[label] = (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
+        elif isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) or callable(value):
+            out[label] = (id(value),)
+
+    out = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == 'grader' or name.startswith('grader.')):
+            continue
+        out[name] = (id(module),)
+        for attr, value in list(vars(module).items()):
+            label = '{}.{}'.format(name, attr)
+            note(label, value, out)
+            if isinstance(value, type) and getattr(value, '__module__', '') == name:
+                for key, member in list(vars(value).items()):
+                    note('{}.{}'.format(label, key), getattr(member, '__func__', member), out)
+            elif isinstance(value, dict):
+                for key, member in list(value.items()):
+                    if isinstance(member, types.FunctionType):
+                        note('{}[{!r}]'.format(label, key), member, out)
+    return out
+
+
+def _changes(before):
+    after = _fingerprint()
+    return sorted(label for label, ident in before.items() if after.get(label) != ident)
+
+
+def _verify(before):
+    if before is None:
+        return
+    changed = _changes(before)
+    if changed:
+        more = ' and {} more'.format(len(changed) - 3) if len(changed) > 3 else ''
+        raise GraderModified('the submission changed the grader\'s own code inside the worker ({}{}); '
+                             'a submission must not patch the grader'.format(', '.join(changed[:3]), more))
 
 
 class _BlockReference(importlib.abc.MetaPathFinder):
@@ -67,6 +123,8 @@ def setup(msg):
     if entry['kind'] != 'reference':
         sys.meta_path.insert(0, _BlockReference())
 
+    _state['pristine'] = _fingerprint() if entry['kind'] != 'reference' else None
+    verify = _verify
     started = time.perf_counter()
     demo_error = None
     if entry['kind'] == 'single-file':
@@ -76,7 +134,8 @@ def setup(msg):
     _state['api'] = Api(module, entry['kind'])
     _state['xp_device'] = xp_device
     _state['device_mode'] = device_mode
-    return wire.encode({
+    verify(_state['pristine'])
+    return _encode({
         'import_s': time.perf_counter() - started,
         'demo_error': demo_error,
         'gpu_enable': bool(getattr(_state['api'].get('cuda', None), 'gpu_enable', False)),
@@ -84,19 +143,23 @@ def setup(msg):
     })
 
 
-def probe(msg):
+def probe(msg, _verify=_verify, _encode=_encode):
     if 'api' not in _state:
         raise RuntimeError('probe before setup')
+    pristine = _state['pristine']
     name = msg['scenario']
-    fn = SCENARIOS.get(name)
+    fn = _SCENARIOS.get(name)
     if fn is None:
         raise LookupError('unknown scenario {!r}'.format(name))
     device = msg.get('device', 'cpu')
     if device == 'gpu' and _state['xp_device'] is None:
-        return wire.encode({'__skipped__': 'needs a device, and this worker has none'})
+        # grader.observe skips these itself, and takes a worker's own "skipped" for tampering
+        raise RuntimeError('a device probe reached a worker without a device')
     ctx = Ctx(_state['api'], device, int(msg['seed']), _state['xp_device'])
     params = _host_arrays(wire.decode(msg.get('params') or {}))
-    return wire.encode(fn(ctx, **params))
+    answer = _encode(fn(ctx, **params))
+    _verify(pristine)
+    return answer
 
 
 def _host_arrays(value):

@@ -57,7 +57,11 @@ def learner_error_finding(obs: Observation, what: str) -> Finding:
     err = obs.error
     status = 'timeout' if err.kind == 'timeout' else 'error'
     where = ' at {}'.format(err.where) if err.where else ''
-    return Finding(status, '{}: your code raised {}: {}{}'.format(what, err.type, err.message, where),
+    if err.kind in ('timeout', 'worker'):   # the message already says what happened, in words
+        text = '{}: {}{}'.format(what, err.message, where)
+    else:
+        text = '{}: your code raised {}: {}{}'.format(what, err.type, err.message, where)
+    return Finding(status, text,
                    evidence={'exception': err.type, 'where': err.where,
                              'traceback': list(err.traceback)[-6:]})
 

@@ -32,15 +32,19 @@ class Outcome:
         return not self.problems
 
 
-def reference_source() -> Path:
+def reference_source(step: int) -> Path:
+    """The correct submission for `step`: the reference's single step files for steps 1-22
+    (`reference/steps/stepNN.py`), the reference package from step 23 on."""
     import reference
+    if step < load.FIRST_PACKAGE_STEP:
+        return reference.ROOT / 'steps'
     return reference.ROOT
 
 
 def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
     assignment = assignments.load(step)
     outcome = Outcome(step)
-    source = reference_source()
+    source = reference_source(step)
     for profile in ('book', 'extension'):
         doc = run.grade(source, step, run.Options(seed=seed, profile=profile))
         sc = doc['score']

@@ -6,6 +6,13 @@ lines — so it applies to any implementation written to the book's API, ours or
 Each patch must be self-contained (it may import only the standard library and NumPy inside its
 body): `inject` copies its source into the variant, so a single-fault variant is an ordinary
 submission that grades like any other.
+
+For a package the patch receives `dezero` and runs at the end of `dezero/__init__.py`. For a
+single step file (steps 1-22) it receives the step module, whose namespace holds `Variable`,
+`Function`, `square`, ...: the variant's `stepNN.py` runs the learner's original file (kept
+beside it as `_original_stepNN.py`) in its own namespace and applies the patch in a `finally:`,
+so the learner's demo still runs and the fault is in place even when the demo ends in an error
+(the book's step 9 does, on purpose), which then propagates as before.
 """
 from __future__ import annotations
 
@@ -39,7 +46,7 @@ def source_of(name: str) -> str:
 
 def inject(source: Path, out: Path, fault, entry) -> Path:
     """Copy the submission at `source` (a prepared scratch copy or a folder) to `out` with the
-    fault's patch applied when the package is imported."""
+    fault's patch applied when the package (or the step file, for steps 1-22) is imported."""
     out = Path(out)
     if out.exists():
         raise GraderError('{} exists already; choose a new folder for the variant'.format(out))
@@ -47,9 +54,10 @@ def inject(source: Path, out: Path, fault, entry) -> Path:
                     ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
     body = source_of(fault.patch)
     fn_name = PATCHES[fault.patch].__name__
+    if entry.kind == 'single-file':
+        return _inject_step_file(out, fault, entry, body, fn_name)
     if entry.kind != 'package':
-        raise GraderError('fault {} patches a dezero package; step files are not supported '
-                          'yet'.format(fault.id))
+        raise GraderError('fault {} cannot be injected into a {} entry'.format(fault.id, entry.kind))
     package = out / entry.path
     (package / '_injected_fault.py').write_text(
         '"""Fault {id}: {title}\n\nInjected through the public API by dezero-grade inject."""\n'
@@ -60,6 +68,55 @@ def inject(source: Path, out: Path, fault, entry) -> Path:
                     'as _dz_fault\n_dz_fault(_dz_variant)\ndel _dz_variant, _dz_fault\n'.format(
                         text.rstrip('\n'), MARKER, pkg=entry.module, fn=fn_name),
                     encoding='utf-8')
+    return out
+
+
+ORIGINAL_PREFIX = '_original_'
+FAULT_FILE = '_injected_fault.py'
+
+# The variant's step file. Names it leaves in the module start with `_dz_`; the learner's code
+# runs first, so a name of theirs cannot shadow the fault.
+_STEP_WRAPPER = '''{marker}
+"""Single-fault variant of {name}: fault {id}: {title}
+
+Runs the original step file, {original}, in this module's namespace, then injects the fault
+into this module -- also when the original's demo ends in an error, which then propagates.
+"""
+import os as _dz_os
+import sys as _dz_sys
+
+_dz_here = _dz_os.path.dirname(_dz_os.path.abspath(__file__))
+_dz_path = _dz_os.path.join(_dz_here, {original!r})
+with open(_dz_path, 'rb') as _dz_file:
+    _dz_code = compile(_dz_file.read(), _dz_path, 'exec', dont_inherit=True)
+try:
+    exec(_dz_code, globals())
+finally:
+    import importlib.util as _dz_util
+    _dz_spec = _dz_util.spec_from_file_location(
+        '_dz_injected_fault', _dz_os.path.join(_dz_here, {fault_file!r}))
+    _dz_fault = _dz_util.module_from_spec(_dz_spec)
+    _dz_spec.loader.exec_module(_dz_fault)
+    _dz_fault.{fn}(_dz_sys.modules[__name__])
+    [globals().pop(_n) for _n in [_n for _n in globals() if _n.startswith('_dz_')]]
+'''
+
+
+def _inject_step_file(out: Path, fault, entry, body: str, fn_name: str) -> Path:
+    step_file = out / entry.path
+    original = step_file.with_name(ORIGINAL_PREFIX + step_file.name)
+    fault_file = step_file.with_name(FAULT_FILE)
+    for path in (original, fault_file):
+        if path.exists():
+            raise GraderError('cannot inject fault {}: {} exists already (is this a variant '
+                              'already?)'.format(fault.id, path.name))
+    step_file.rename(original)
+    fault_file.write_text(
+        '"""Fault {id}: {title}\n\nInjected through the public API by dezero-grade inject."""\n'
+        '{body}'.format(id=fault.id, title=fault.title, body=body), encoding='utf-8')
+    step_file.write_text(_STEP_WRAPPER.format(
+        marker=MARKER, name=step_file.name, id=fault.id, title=fault.title,
+        original=original.name, fault_file=FAULT_FILE, fn=fn_name), encoding='utf-8')
     return out
 
 

@@ -1,0 +1,186 @@
+"""Data sets and what trains on them (steps 47-51): the spiral, Dataset with its transforms,
+accuracy, MNIST read from local files, and a short classification run.
+
+Contracts, not the book's numbers: shapes, dtypes, class counts, determinism, transforms
+applied, a loss that goes down. MNIST is never downloaded: the scenario writes small files in
+the IDX format where the book's `get_file` caches its downloads (`~/.dezero`, and the worker's
+home is its scratch folder), so the learner's own loader reads them.
+"""
+import gzip
+import os
+import struct
+
+import numpy as np
+
+from grader.probes.registry import scenario
+from grader.probes.scenarios.early import phase
+from grader.probes.scenarios.early_fn import export
+from grader.probes.scenarios.networks import set_params
+
+
+@scenario('data.spiral')
+def spiral(ctx):
+    """get_spiral(train): 300 points in the plane, 3 classes of 100, integer labels; the same
+    data at every call (it seeds its own generator); the test split differs."""
+    get_spiral = ctx.api.get('datasets.get_spiral')
+    x, t = get_spiral(train=True)
+    x2, t2 = get_spiral(train=True)
+    xt, _ = get_spiral(train=False)
+    x, t = np.asarray(x), np.asarray(t)
+    return {'x_shape': list(x.shape), 't_shape': list(t.shape),
+            'x_is_float': x.dtype.kind == 'f', 't_is_int': t.dtype.kind in 'iu',
+            'class_counts': np.bincount(t.astype(np.int64)).tolist() if t.dtype.kind in 'iuf' else None,
+            'repeatable': bool(np.array_equal(x, np.asarray(x2)) and np.array_equal(t, np.asarray(t2))),
+            'test_differs': not np.array_equal(x, np.asarray(xt))}
+
+
+@scenario('train.spiral')
+def spiral_training(ctx, epochs, batch, lr, hidden):
+    """MLP((hidden, 3)) and SGD on the learner's spiral in mini-batches (a permutation drawn from
+    the seed each epoch): the average loss of the first and the last epoch."""
+    get_spiral = ctx.api.get('datasets.get_spiral')
+    MLP = ctx.api.get('models.MLP')
+    SGD = ctx.api.get('optimizers.SGD')
+    F = ctx.api.get('functions')
+    x, t = get_spiral(train=True)
+    model = MLP((hidden, 3))
+    model(x[:1])
+    set_params(ctx, model, salt=60, scale=1.0)
+    opt = SGD(lr).setup(model)
+    rng = ctx.rng(61)
+    n = len(x)
+    averages = []
+    for _ in range(epochs):
+        order = rng.permutation(n)
+        total = 0.0
+        for i in range(0, n, batch):
+            idx = order[i:i + batch]
+            loss = F.softmax_cross_entropy(model(x[idx]), t[idx])
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            total += float(ctx.host(loss)) * len(idx)
+        averages.append(total / n)
+    return {'first': averages[0], 'last': averages[-1], 'ratio': averages[-1] / averages[0]}
+
+
+@scenario('data.dataset')
+def dataset(ctx, n):
+    """A Dataset subclass filled in prepare(): len(), items (x, t) with transform and
+    target_transform applied, (x, None) without labels, and `for x, t in dataset` ends."""
+    Dataset = ctx.api.get('Dataset')
+    data = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
+    label = np.arange(n) % 3
+
+    class Labelled(Dataset):
+        def prepare(self):
+            self.data, self.label = data, label
+
+    class Unlabelled(Dataset):
+        def prepare(self):
+            self.data = data
+
+    res = {}
+
+    def plain():
+        ds = Labelled()
+        x, t = ds[n - 1]
+        return {'len': len(ds), 'x': export(ctx, np.asarray(x)), 'x_expected': data[n - 1],
+                't': int(t), 't_expected': int(label[n - 1])}
+    phase(res, 'plain', plain)
+
+    def transformed():
+        ds = Labelled(transform=lambda x: x * 10.0, target_transform=lambda t: t + 100)
+        x, t = ds[1]
+        return {'x': export(ctx, np.asarray(x)), 'x_expected': data[1] * 10.0,
+                't': int(t), 't_expected': int(label[1]) + 100}
+    phase(res, 'transformed', transformed)
+
+    def unlabelled():
+        x, t = Unlabelled()[0]
+        return {'t_is_none': t is None, 'x': export(ctx, np.asarray(x)), 'x_expected': data[0]}
+    phase(res, 'unlabelled', unlabelled)
+
+    def iterate():
+        count = 0
+        for _ in Labelled():
+            count += 1
+            if count > n + 2:
+                break
+        return count
+    phase(res, 'iterated', iterate)
+    return res
+
+
+@scenario('data.spiral_dataset')
+def spiral_dataset(ctx):
+    """Spiral(train): 300 items (x of shape (2,), an integer label), the test split differs,
+    and a transform is applied to each item."""
+    Spiral = ctx.api.get('datasets.Spiral')
+    train, test = Spiral(train=True), Spiral(train=False)
+    x, t = train[0]
+    zeroed, _ = Spiral(transform=lambda v: v * 0.0)[5]
+    return {'len': len(train), 'x_shape': list(np.asarray(x).shape),
+            't_is_int': np.asarray(t).dtype.kind in 'iu',
+            'test_differs': not np.array_equal(np.asarray(train[0][0]), np.asarray(test[0][0])),
+            'transform_applied': bool(np.all(np.asarray(zeroed) == 0))}
+
+
+@scenario('data.accuracy')
+def accuracy(ctx, batch, classes):
+    """accuracy(y, t): the share of rows whose largest score is at the label, as a Variable."""
+    F = ctx.api.get('functions')
+    rng = ctx.rng(62)
+    y = rng.standard_normal((batch, classes))
+    t = rng.integers(0, classes, size=batch)
+    t[:batch // 2] = np.argmax(y[:batch // 2], axis=1)   # some right, some by chance
+    acc = F.accuracy(ctx.api.Variable(y), t)
+    return {'value': export(ctx, acc), 'is_variable': isinstance(acc, ctx.api.Variable)}
+
+
+# -- MNIST from local files -------------------------------------------------------------------------
+_FILES = {True: ('train-images-idx3-ubyte.gz', 'train-labels-idx1-ubyte.gz'),
+          False: ('t10k-images-idx3-ubyte.gz', 't10k-labels-idx1-ubyte.gz')}
+
+
+def _write_idx(path, array):
+    header = struct.pack('>I', 0x0800 + array.ndim) + struct.pack('>' + 'I' * array.ndim, *array.shape)
+    with gzip.open(path, 'wb') as f:
+        f.write(header + array.astype(np.uint8).tobytes())
+
+
+@scenario('data.mnist')
+def mnist(ctx, train_size, test_size):
+    """MNIST(train) read from small IDX files placed where get_file caches downloads: length,
+    each item float32 (784,) in [0, 1] by default, the label, the raw (1, 28, 28) uint8 image
+    without a transform."""
+    cache = os.path.join(os.path.expanduser('~'), '.dezero')
+    os.makedirs(cache, exist_ok=True)
+    rng = ctx.rng(63)
+    written = {}
+    for train, size in ((True, train_size), (False, test_size)):
+        images = rng.integers(0, 256, size=(size, 28, 28)).astype(np.uint8)
+        labels = rng.integers(0, 10, size=size).astype(np.uint8)
+        _write_idx(os.path.join(cache, _FILES[train][0]), images)
+        _write_idx(os.path.join(cache, _FILES[train][1]), labels)
+        written[train] = images, labels
+    MNIST = ctx.api.get('datasets.MNIST')
+    images, labels = written[True]
+    res = {}
+
+    def default():
+        ds = MNIST(train=True)
+        x, t = ds[3]
+        x = np.asarray(x)
+        return {'len': len(ds), 'shape': list(x.shape), 'dtype': str(x.dtype),
+                'x': export(ctx, x), 'x_expected': images[3].reshape(784).astype(np.float32) / 255.0,
+                'label': int(t), 'label_expected': int(labels[3])}
+    phase(res, 'default', default)
+    phase(res, 'test_len', lambda: len(MNIST(train=False)))
+
+    def raw():
+        x, _ = MNIST(train=True, transform=None)[2]
+        x = np.asarray(x)
+        return {'shape': list(x.shape), 'same_pixels': bool(np.array_equal(x.reshape(28, 28), images[2]))}
+    phase(res, 'raw', raw)
+    return res

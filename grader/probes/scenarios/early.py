@@ -1,0 +1,508 @@
+"""The protocols of the single-file steps (1-22), through the names each step has.
+
+Each scenario drives a learner's `stepNN.py` namespace (`Variable`, `Function`, `Square`,
+`square`, `add`, `numerical_diff`, ...) the way that step's API allows, and reports what it saw:
+values with the values they should equal (computed here with NumPy captured before any learner
+code ran), identities, raised exceptions. A phase that may raise is wrapped (`phase`), so its
+exception is reported and the other phases still run. The gradient battery of these steps is
+`early.fn` (module `early_fn`); what is here is what a battery cannot see: the box, the call
+protocol, creator links, the seed, deep chains, unit tests, reuse, memory, modes, metadata and
+mixed operands.
+"""
+import gc
+import io
+import unittest
+import weakref
+
+import numpy as np
+
+from grader.probes.registry import scenario
+from grader.probes.scenarios.early_fn import Names, export, host_value, is_variable
+
+_array = np.array
+_asarray = np.asarray
+_exp = np.exp
+_ndarray = np.ndarray
+_generic = np.generic
+builtin_repr = repr   # `meta` has a parameter named repr
+
+
+def phase(results, name, fn):
+    """Run one phase; record its outcome or the exception it raised (type, message)."""
+    try:
+        results[name] = fn()
+    except Exception as e:
+        results[name] = {'raised': type(e).__name__, 'message': str(e)[:300]}
+    return results
+
+
+def outcome(fn):
+    """'accepted', or the name of the exception `fn` raised."""
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__
+    return 'accepted'
+
+
+# -- step 1: the box ------------------------------------------------------------------------------
+@scenario('early.variable')
+def variable(ctx, shape):
+    """A Variable hands back the array it was given, takes a new one, and each Variable keeps
+    its own."""
+    V = ctx.api.Variable
+    rng = ctx.rng(1)
+    a, b, c = (rng.standard_normal(shape) for _ in range(3))
+    res = {}
+
+    def box():
+        x = V(a.copy())
+        return {'data': export(ctx, x.data), 'input': a}
+    phase(res, 'box', box)
+
+    def reassign():
+        x = V(a.copy())
+        x.data = b.copy()
+        return {'data': export(ctx, x.data), 'assigned': b}
+    phase(res, 'reassign', reassign)
+
+    def two():
+        x1 = V(a.copy())
+        x2 = V(c.copy())
+        return {'first': export(ctx, x1.data), 'first_input': a,
+                'second': export(ctx, x2.data), 'second_input': c}
+    phase(res, 'two', two)
+    return res
+
+
+@scenario('early.type_check')
+def type_check(ctx):
+    """Which data a Variable accepts: None and ndarrays, never a Python float (from step 9)."""
+    V = ctx.api.Variable
+    return {'none': outcome(lambda: V(None)), 'array': outcome(lambda: V(_array(1.0))),
+            'float': outcome(lambda: V(1.0))}
+
+
+# -- steps 2-4: the call protocol, chains, links --------------------------------------------------
+@scenario('early.protocol')
+def protocol(ctx, shape):
+    """`Function.__call__` takes a Variable, hands `forward` the raw array and wraps the
+    result in a new Variable."""
+    V = ctx.api.Variable
+    Function = ctx.api.get('Function')
+    seen = []
+
+    class Twice(Function):
+        def forward(self, x):
+            seen.append('array' if isinstance(x, (_ndarray, _generic)) else
+                        'Variable' if isinstance(x, V) else type(x).__name__)
+            return x * 2
+
+    a = ctx.rng(2).standard_normal(shape)
+    res = {}
+
+    def call():
+        y = Twice()(V(a.copy()))
+        return {'output_is_variable': is_variable(ctx, y), 'value': export(ctx, y),
+                'expected': a * 2, 'forward_got': seen[0] if seen else None}
+    phase(res, 'call', call)
+    return res
+
+
+@scenario('early.chain')
+def chain(ctx, names, shape):
+    """Functions applied in turn: each output is a new Variable and the input stays as it was."""
+    V = ctx.api.Variable
+    N = Names(ctx, 'single')
+    a = ctx.rng(3).standard_normal(shape) * 0.5
+    res = {}
+
+    def run():
+        x = V(a.copy())
+        v = x
+        outputs = []
+        for name in names:
+            v = N.fn(name)(v)
+            outputs.append(v)
+        return {'input_after': export(ctx, x), 'input': a,
+                'outputs_distinct': len({id(o) for o in outputs + [x]}) == len(outputs) + 1}
+    phase(res, 'run', run)
+    return res
+
+
+_MISSING = object()
+
+
+@scenario('early.links')
+def links(ctx, creator=False):
+    """x → Square → a → Exp → b → Square → y: each Function remembers its input and output
+    (step 4) and, from step 7, each Variable its creator."""
+    V = ctx.api.Variable
+    Square, Exp = ctx.api.get('Square'), ctx.api.get('Exp')
+    A, B, C = Square(), Exp(), Square()
+    x = V(_array(0.5))
+    a = A(x)
+    b = B(a)
+    y = C(b)
+    res = {'inputs': all(getattr(f, 'input', _MISSING) is v for f, v in ((A, x), (B, a), (C, b))),
+           'outputs': all(getattr(f, 'output', _MISSING) is v for f, v in ((A, a), (B, b), (C, y)))}
+    if creator:
+        res['creators'] = all(getattr(v, 'creator', _MISSING) is f for f, v in ((A, a), (B, b), (C, y)))
+        res['leaf_creator_none'] = getattr(x, 'creator', _MISSING) is None
+    return res
+
+
+# -- steps 4, 10: numerical differentiation -------------------------------------------------------
+def _central(f, x, eps):
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+@scenario('early.numerical_diff')
+def numerical_diff(ctx, cases, shape=(3,)):
+    """`numerical_diff(f, x, eps=1e-4)` on functions of the learner's Variables: a cube with an
+    explicit eps, a steep exponential with the default eps (the central difference's error
+    shows which eps was used), the book's composite at 0.5, and `square` against its own
+    backward (step 10's gradient check)."""
+    V = ctx.api.Variable
+    nd = ctx.api.get('numerical_diff')
+    x = ctx.rng(4).uniform(0.5, 1.5, size=shape)
+    res = {}
+
+    def cube():
+        eps = 1e-2
+        got = nd(lambda v: V(_asarray(v.data ** 3)), V(x.copy()), eps)
+        return {'value': export(ctx, got), 'expected': _central(lambda t: t ** 3, x, eps)}
+
+    def steep():
+        z = x - 1.0
+        got = nd(lambda v: V(_asarray(_exp(20.0 * v.data))), V(z.copy()))
+        return {'value': export(ctx, got), 'expected': _central(lambda t: _exp(20.0 * t), z, 1e-4)}
+
+    def book():
+        Square, Exp = ctx.api.get('Square'), ctx.api.get('Exp')
+        return {'value': export(ctx, nd(lambda v: Square()(Exp()(Square()(v))), V(_array(0.5))))}
+
+    def square():
+        sq = ctx.api.get('square')
+        xv = V(x.copy())
+        y = sq(xv)
+        y.backward()
+        return {'numeric': export(ctx, nd(sq, V(x.copy()))), 'backward': export(ctx, xv.grad)}
+
+    for name in cases:
+        phase(res, name, {'cube': cube, 'steep': steep, 'book': book, 'square': square}[name])
+    return res
+
+
+# -- steps 8-10: loops, seeds, tests --------------------------------------------------------------
+@scenario('early.deep_chain')
+def deep_chain(ctx, depth, name='Square', value=0.0):
+    """`depth` functions in a row, then backward: a loop handles any depth, a recursion
+    stops at Python's recursion limit."""
+    V = ctx.api.Variable
+    f = ctx.api.get(name)
+    res = {}
+
+    def run():
+        x = V(_array(value))
+        y = x
+        for _ in range(depth):
+            y = f()(y)
+        y.grad = np.ones_like(host_value(ctx, y))
+        y.backward()
+        return {'grad_is_set': x.grad is not None, 'grad': export(ctx, x.grad)}
+    phase(res, 'backward', run)
+    return res
+
+
+@scenario('early.seed')
+def seed(ctx, shape):
+    """From step 9: backward() without a seed starts from ones, and 0-d results are ndarrays."""
+    V = ctx.api.Variable
+    square, exp = ctx.api.get('square'), ctx.api.get('exp')
+    a = ctx.rng(5).standard_normal(shape)
+    res = {}
+
+    def book():
+        x = V(_array(0.5))
+        y = square(exp(square(x)))
+        y.backward()
+        return {'grad': export(ctx, x.grad)}
+    phase(res, 'book', book)
+
+    def vector():
+        x = V(a.copy())
+        y = square(x)
+        y.backward()
+        return {'grad': export(ctx, x.grad), 'expected': 2 * a}
+    phase(res, 'vector', vector)
+
+    def zero_d():
+        return {'square': isinstance(square(V(_array(2.0))).data, _ndarray),
+                'exp': isinstance(exp(V(_array(2.0))).data, _ndarray)}
+    phase(res, 'zero_d_is_ndarray', zero_d)
+    return res
+
+
+@scenario('early.unittests')
+def unittests(ctx):
+    """Run the unittest.TestCase classes the step file defines (the book's step 10 writes
+    SquareTest); report how many ran and how they ended."""
+    module = ctx.api.module
+    cases = sorted((name, obj) for name, obj in vars(module).items()
+                   if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
+                   and obj.__module__.split('.')[0] != 'unittest')
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    for _, case in cases:
+        suite.addTests(loader.loadTestsFromTestCase(case))
+    np.random.seed(ctx.seed % (2 ** 31))
+    result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+    problems = [str(test) + ': ' + text.strip().splitlines()[-1]
+                for test, text in result.failures + result.errors]
+    return {'classes': [name for name, _ in cases], 'ran': result.testsRun,
+            'failures': len(result.failures), 'errors': len(result.errors), 'problems': problems[:5]}
+
+
+# -- steps 11-12: several inputs and outputs ------------------------------------------------------
+@scenario('early.list_call')
+def list_call(ctx, shape):
+    """Step 11: `Add()([x0, x1])` returns the list of outputs and records inputs and outputs."""
+    V = ctx.api.Variable
+    Add = ctx.api.get('Add')
+    rng = ctx.rng(6)
+    a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    res = {}
+
+    def run():
+        x0, x1 = V(a.copy()), V(b.copy())
+        f = Add()
+        ys = f([x0, x1])
+        is_list = isinstance(ys, (list, tuple))
+        inputs = list(getattr(f, 'inputs', []))
+        return {'returns_list': is_list, 'length': len(ys) if is_list else None,
+                'value': export(ctx, ys[0]) if is_list else None, 'expected': a + b,
+                'records_inputs': len(inputs) == 2 and inputs[0] is x0 and inputs[1] is x1}
+    phase(res, 'call', run)
+    return res
+
+
+@scenario('early.varargs')
+def varargs(ctx, shape):
+    """Step 12: f(x0, x1) returns one Variable for one output, the list for several, and a
+    forward that returns a bare array is wrapped."""
+    V = ctx.api.Variable
+    Function = ctx.api.get('Function')
+    add = ctx.api.get('add')
+    rng = ctx.rng(7)
+    a, b, c = (rng.standard_normal(shape) for _ in range(3))
+
+    class Pair(Function):
+        def forward(self, x):
+            return x, x * 2
+
+    class Sum3(Function):
+        def forward(self, x0, x1, x2):
+            return x0 + x1 + x2
+
+    res = {}
+
+    def one():
+        y = add(V(a.copy()), V(b.copy()))
+        return {'is_variable': is_variable(ctx, y), 'value': export(ctx, y), 'expected': a + b}
+    phase(res, 'one_output', one)
+
+    def two():
+        ys = Pair()(V(a.copy()))
+        return {'length': len(ys), 'second': export(ctx, ys[1]), 'expected': a * 2}
+    phase(res, 'two_outputs', two)
+
+    def three():
+        y = Sum3()(V(a.copy()), V(b.copy()), V(c.copy()))
+        return {'value': export(ctx, y), 'expected': a + b + c}
+    phase(res, 'three_inputs', three)
+    return res
+
+
+# -- steps 14-18: reuse, memory, modes ------------------------------------------------------------
+@scenario('early.reuse')
+def reuse(ctx, value, retain=False):
+    """add(x, x), add(add(x, x), x) and a fresh start after cleargrad(); the seed gradient must
+    survive the accumulation (no in-place +=). `retain`: pass retain_grad=True (step 18 on)."""
+    V = ctx.api.Variable
+    add = ctx.api.get('add')
+    kw = {'retain_grad': True} if retain else {}
+    res = {}
+
+    def twice():
+        x = V(_array(value))
+        y = add(x, x)
+        y.backward(**kw)
+        return {'grad': export(ctx, x.grad), 'seed_after': export(ctx, y.grad)}
+    phase(res, 'x_plus_x', twice)
+
+    def three_times():
+        x = V(_array(value))
+        y = add(add(x, x), x)
+        y.backward()
+        return export(ctx, x.grad)
+    phase(res, 'x_plus_x_plus_x', three_times)
+
+    def cleared():
+        x = V(_array(value))
+        add(add(x, x), x).backward()
+        x.cleargrad()
+        add(x, x).backward()
+        return export(ctx, x.grad)
+    phase(res, 'after_cleargrad', cleared)
+    return res
+
+
+@scenario('early.memory')
+def memory(ctx, size=1000):
+    """With the cyclic garbage collector off, a graph must be freed as soon as its output is
+    dropped: a Function that held its outputs strongly would form a reference cycle."""
+    V = ctx.api.Variable
+    square = ctx.api.get('square')
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        x = V(ctx.rng(8).standard_normal(size))
+        y = square(square(square(x)))
+        output_ref = weakref.ref(y)
+        function_ref = weakref.ref(y.creator)
+        del y
+        freed = {'output_freed': output_ref() is None, 'function_freed': function_ref() is None}
+    finally:
+        if was_enabled:
+            gc.enable()
+    gc.collect()
+    return freed
+
+
+@scenario('early.retain')
+def retain(ctx, shape):
+    """Step 18: backward() drops the gradients of intermediate variables unless
+    retain_grad=True; leaves keep theirs."""
+    V = ctx.api.Variable
+    add = ctx.api.get('add')
+    rng = ctx.rng(9)
+    a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    res = {}
+
+    def run(**kw):
+        x0, x1 = V(a.copy()), V(b.copy())
+        t = add(x0, x1)
+        y = add(x0, t)
+        y.backward(**kw)
+        return {'t_grad_is_none': t.grad is None, 'y_grad_is_none': y.grad is None,
+                't_grad': None if t.grad is None else export(ctx, t.grad),
+                'x0_grad': export(ctx, x0.grad), 'x1_grad': export(ctx, x1.grad),
+                'twos': np.full(shape, 2.0), 'ones': np.ones(shape)}
+    phase(res, 'default', run)
+    phase(res, 'retained', lambda: run(retain_grad=True))
+    return res
+
+
+@scenario('early.no_grad')
+def no_grad(ctx, value):
+    """Step 18: no_grad() and using_config('enable_backprop', False) record no graph; the mode
+    comes back on exit, also when the block raised."""
+    V = ctx.api.Variable
+    square = ctx.api.get('square')
+    res = {}
+
+    def inside():
+        x = V(_array(value))
+        with ctx.api.get('no_grad')():
+            y = square(x)
+        return {'records_graph': y.creator is not None, 'value': export(ctx, y),
+                'expected': _array(value) ** 2}
+    phase(res, 'no_grad', inside)
+
+    def config():
+        x = V(_array(value))
+        with ctx.api.get('using_config')('enable_backprop', False):
+            y = square(x)
+        return {'records_graph': y.creator is not None}
+    phase(res, 'using_config', config)
+
+    def after_exception():
+        try:
+            with ctx.api.get('no_grad')():
+                raise KeyError('probe')
+        except KeyError:
+            pass
+        z = square(V(_array(value)))
+        return {'records_graph': z.creator is not None,
+                'flag': bool(ctx.api.get('Config').enable_backprop)}
+    phase(res, 'after_exception', after_exception)
+    return res
+
+
+# -- steps 19-21: metadata, operands --------------------------------------------------------------
+def _squash(text):
+    return ' '.join(str(text).split())
+
+
+@scenario('early.meta')
+def meta(ctx, shapes, repr=True):
+    """shape, ndim, size, dtype and len() agree with the data (len only where there is a first
+    axis); a name is kept; repr is `variable(...)` around the data's text (whitespace free)."""
+    V = ctx.api.Variable
+    rng = ctx.rng(10)
+    res = {'cases': []}
+    for k, shape in enumerate(shapes):
+        data = rng.standard_normal(shape) if k % 2 == 0 else rng.integers(0, 9, size=shape)
+        expected = {'shape': list(data.shape), 'ndim': data.ndim, 'size': int(data.size),
+                    'dtype': str(data.dtype)}
+        if data.ndim:
+            expected['len'] = len(data)
+
+        def found(data=data):
+            x = V(data.copy())
+            got = {'shape': list(x.shape), 'ndim': int(x.ndim), 'size': int(x.size),
+                   'dtype': str(x.dtype)}
+            if data.ndim:
+                got['len'] = len(x)
+            return got
+        case = phase({'expected': expected}, 'found', found)
+        if repr:
+            case['repr'] = phase({'expected': 'variable(' + _squash(data) + ')'}, 'found',
+                                 lambda data=data: _squash(builtin_repr(V(data.copy()))))
+        res['cases'].append(case)
+
+    def names():
+        return {'given': V(_array(1.0), name='x').name, 'default': V(_array(1.0)).name}
+    phase(res, 'name', names)
+    if repr:
+        phase(res, 'repr_none', lambda: _squash(builtin_repr(V(None))))
+    return res
+
+
+
+@scenario('early.operands')
+def operands(ctx, value):
+    """Step 21: ndarrays and Python numbers on either side of + and * give Variables (an
+    ndarray on the left needs __array_priority__, or NumPy makes an object array)."""
+    V = ctx.api.Variable
+    a = float(value)
+    cases = {
+        'plus_array': (lambda x: x + _array(3.0), a + 3.0),
+        'plus_float': (lambda x: x + 3.0, a + 3.0),
+        'plus_int': (lambda x: x + 3, a + 3.0),
+        'float_times_plus': (lambda x: 3.0 * x + 1.0, 3.0 * a + 1.0),
+        'array_times': (lambda x: _array([2.0, 3.0]) * x, _array([2.0, 3.0]) * a),
+        'array_plus': (lambda x: _array([3.0, 4.0]) + x, _array([3.0, 4.0]) + a),
+        'add_array_first': (lambda x: ctx.api.get('add')(_array(1.0), x), 1.0 + a),
+    }
+    res = {}
+    for name, (fn, expected) in cases.items():
+        def run(fn=fn, expected=expected):
+            y = fn(V(_array(a)))
+            return {'is_variable': is_variable(ctx, y),
+                    'value': export(ctx, y) if is_variable(ctx, y) else None,
+                    'expected': _array(expected)}
+        phase(res, name, run)
+    return res

@@ -1,0 +1,137 @@
+"""Steps 1-51 end to end: the selftest (reference accepted with full marks, every catalogued
+fault caught by the checks that name it), an independent implementation of early steps accepted,
+either core accepted for steps 23-31, single-file fault injection, and how `check` finds a step
+file.
+
+The selftest of all 51 steps takes minutes (every fault variant is a full grading run, about 300
+of them); it is marked `slow` and runs in the default run and in CI. `pytest -m "not slow"` leaves
+it out for a quick local run.
+"""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reference
+from grader import assignments, cli, faults, load, run, schema, selftest
+from grader.probes.handlers import _exec_single_file
+
+FIXTURES = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent_early'
+SEED = 2026
+
+
+def grade(source, step):
+    doc = run.grade(source, step, run.Options(seed=SEED))
+    assert schema.errors('scorecard', doc) == []
+    return doc
+
+
+def failing(doc):
+    return {c['id']: c['message'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+
+
+def assert_selftest(step):
+    outcome = selftest.run_step(step, seed=SEED)
+    assert outcome.ok, selftest.render(outcome)
+    assert outcome.reference['book'][0] == 'accept'
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('step', range(1, 52))
+def test_selftest_every_step(step):
+    assert_selftest(step)
+
+
+def test_every_step_with_code_has_faults_and_every_step_is_graded():
+    for step in range(1, 52):
+        a = assignments.load(step)
+        if a.no_code:
+            assert a.regression or a.checks, 'step {} grades nothing'.format(step)
+        else:
+            assert len(a.faults) >= 2, 'step {} has fewer than two faults'.format(step)
+        assert a.entry == ('single-file' if step < load.FIRST_PACKAGE_STEP else 'package')
+
+
+def test_reference_source_is_the_step_files_before_the_package():
+    assert selftest.reference_source(9) == reference.ROOT / 'steps'
+    assert (selftest.reference_source(9) / 'step09.py').is_file()
+    assert selftest.reference_source(23) == reference.ROOT
+    assert selftest.reference_source(51) == reference.ROOT
+
+
+# -- an independent implementation ------------------------------------------------------------------
+@pytest.mark.parametrize('step', [4, 9, 14, 18, 22])
+def test_independent_early_steps_are_accepted_with_full_marks(step):
+    doc = grade(FIXTURES / 'step{:02d}'.format(step), step)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_a_simple_core_package_is_accepted_until_step_32_and_rejected_at_33(tmp_path):
+    package = tmp_path / 'dezero'
+    shutil.copytree(reference.ROOT / 'dezero', package, ignore=shutil.ignore_patterns('__pycache__'))
+    init = package / '__init__.py'
+    init.write_text(init.read_text().replace('is_simple_core = False', 'is_simple_core = True'))
+    for step in (24, 28, 29, 32):
+        doc = grade(tmp_path, step)
+        assert doc['verdict'] == 'accept', (step, failing(doc))
+    doc = grade(tmp_path, 33)
+    assert doc['verdict'] == 'reject'
+    assert 'step33/grad_variable' in failing(doc)
+
+
+# -- single-file fault injection --------------------------------------------------------------------
+def _variant(tmp_path, step, fault_id):
+    fault = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}[fault_id]
+    base = load.prepare(selftest.reference_source(step), step, tmp_path / 'base')
+    return faults.inject(base.root, tmp_path / fault_id, fault, base.entry), base.entry
+
+
+def test_a_step_file_variant_runs_the_demo_and_applies_the_fault_after_its_error(tmp_path):
+    out, entry = _variant(tmp_path, 9, 'exp-calls-square')
+    step_file = out / entry.path
+    assert (step_file.parent / '_original_step09.py').is_file()
+    # run as the learner would: the demo prints, then ends in its intended TypeError
+    done = subprocess.run([sys.executable, step_file.name], cwd=step_file.parent, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and 'TypeError' in done.stderr
+    assert '3.29744254' in done.stdout            # the demo ran before the fault went in
+    # loaded as the worker loads it: the names survive the demo's error, the fault is in place
+    try:
+        module, demo_error = _exec_single_file('step09', str(step_file))
+        assert demo_error['type'] == 'TypeError'
+        y = module.exp(module.Variable(module.np.array(3.0)))
+        assert float(y.data) == 9.0               # exp now squares: the patched name
+        assert not [n for n in vars(module) if n.startswith('_dz_')]
+    finally:
+        sys.modules.pop('step09', None)
+    doc = grade(out, 9)
+    assert doc['verdict'] == 'reject'
+    assert {'step09/exp', 'step09/seed'} <= set(failing(doc))
+
+
+def test_a_package_variant_is_still_made_the_package_way(tmp_path):
+    fault = {f.id: f for f in assignments.load(40).faults}['sum-to-wrong-axes']
+    base = load.prepare(reference.ROOT, 40, tmp_path / 'base')
+    out = faults.inject(base.root, tmp_path / 'variant', fault, base.entry)
+    assert (out / 'dezero' / '_injected_fault.py').is_file()
+    assert faults.MARKER in (out / 'dezero' / '__init__.py').read_text()
+    assert not list(out.rglob('_original_*'))
+
+
+# -- finding the entry ------------------------------------------------------------------------------
+def test_check_finds_a_step_file_in_steps_and_says_what_it_looked_for_otherwise(tmp_path, capsys):
+    usual = tmp_path / 'usual' / 'steps'
+    usual.mkdir(parents=True)
+    shutil.copy(reference.ROOT / 'steps' / 'step07.py', usual / 'step07.py')
+    assert cli.main(['check', str(tmp_path / 'usual'), '--step', '7']) == 0
+    assert 'ACCEPT' in capsys.readouterr().out
+
+    odd = tmp_path / 'odd'
+    odd.mkdir()
+    shutil.copy(reference.ROOT / 'steps' / 'step07.py', odd / 'Step_07.py')
+    assert cli.main(['check', str(odd), '--step', '7']) == 1
+    text = capsys.readouterr().out
+    assert 'INVALID' in text and 'step07.py or step7.py' in text and 'Step_07.py' in text

@@ -26,7 +26,7 @@ def repro_for(use, seed, sub, step) -> str:
     s = check_seed(seed, use.id)
     plan = CHECKS[use.check].plan(use.params, s)
     probe = plan.learner[0] if plan.learner else None
-    header = ('# Reproduces {} (seed {}): run from the folder that holds your {}.\n'
+    header = ('# Reproduces {} (seed {}): run it from the folder that holds your {}.\n'
               '# Whole check: dezero-grade check . --step {} --seed {} --only {}\n').format(
         use.id, seed, 'dezero/ package' if sub.entry.kind == 'package' else sub.entry.path,
         step, seed, use.id)
@@ -36,9 +36,9 @@ def repro_for(use, seed, sub, step) -> str:
         return header
     return header + (
         'from grader.probes.local import run_scenario\n'
-        'report = run_scenario({!r}, {!r}, seed={}, device={!r}, step={})\n'
+        'report = run_scenario({!r}, {!r}, seed={}, device={!r}, step={}, module={!r})\n'
         'print(report)\n').format(probe.scenario, _plain(probe.params), probe.seed, probe.device,
-                                  step)
+                                  step, sub.entry.module)
 
 
 def _plain(params):

@@ -36,7 +36,8 @@ def draw(spec, rng):
     domain = spec.get('domain', 'any')
     n = int(np.prod(shape)) if shape else 1
     if domain == 'kinkfree':      # |x| in [0.1, 1], all values distinct, random signs
-        x = rng.permutation(np.linspace(0.1, 1.0, n)) * rng.choice([-1.0, 1.0], size=n)
+        magnitudes = np.linspace(0.1, 1.0, n) if n > 1 else rng.uniform(0.1, 1.0, size=1)
+        x = rng.permutation(magnitudes) * rng.choice([-1.0, 1.0], size=n)
     elif domain == 'positive':
         x = rng.uniform(0.5, 2.0, size=n)
     elif domain == 'unit':

@@ -1,0 +1,299 @@
+"""The worker sandbox: every way learner code can misbehave comes back as data, nothing outlives it."""
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader import wire
+from grader.errors import GraderError, WorkerFailure
+from grader.sandbox import Limits, Worker
+
+HERE = Path(__file__).resolve().parent
+FAST = Limits(call_s=10, total_s=60, cpu_s=30, memory_mb=1024, fsize_mb=8, output_kb=64, grace_s=0.2)
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX only")
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` is a running (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def assert_gone(*pids: int) -> None:
+    end = time.monotonic() + 3
+    while any(alive(p) for p in pids) and time.monotonic() < end:
+        time.sleep(0.02)
+    assert not [p for p in pids if alive(p)], "processes outlived the worker"
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    root = tmp_path / "scratch"
+    root.mkdir()
+    return root
+
+
+def worker(scratch, limits=FAST, **kw):
+    return Worker(scratch, [HERE], limits, handler="sandbox_handler", **kw)
+
+
+def failure_of(w: Worker, msg: dict, **kw) -> WorkerFailure:
+    with pytest.raises(WorkerFailure) as info:
+        w.request(msg, **kw)
+    return info.value
+
+
+# -- normal operation -----------------------------------------------------------------------------
+
+def test_ping_echo_and_wire_arrays_round_trip(scratch):
+    with worker(scratch) as w:
+        pong = w.request({"op": "ping"})["result"]
+        assert pong == {"reply": "pong", "pid": w.pid}
+        assert w.request({"op": "echo", "value": {"a": [1, "x", None]}})["result"] == {"a": [1, "x", None]}
+        got = wire.decode(w.request({"op": "arrays"})["result"])
+        np.testing.assert_array_equal(got["a"].data, np.arange(6, dtype=np.float32).reshape(2, 3))
+        assert got["a"].device == "cpu" and got["a"].dtype == np.float32
+        assert np.isnan(got["nan"]) and got["s"] == 2.5 and isinstance(got["s"], np.float64)
+        assert got["flag"] is np.True_ or got["flag"] == np.bool_(True)
+
+
+def test_environment_is_scrubbed_and_limits_applied(scratch, monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "must-not-leak")
+    with worker(scratch, env={"EXTRA": "1"}) as w:
+        info = w.request({"op": "limits"})["result"]
+    env = info["env"]
+    assert "SECRET_TOKEN" not in env
+    assert env["HOME"] == str(scratch.resolve()) and env["TMPDIR"].startswith(str(scratch.resolve()))
+    assert env["PYTHONHASHSEED"] == "0" and env["OPENBLAS_NUM_THREADS"] == "1" and env["MPLBACKEND"] == "Agg"
+    assert env["EXTRA"] == "1" and env["LC_ALL"] == "C.UTF-8"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(HERE)  # learner folders come first
+    assert info["cwd"] == str(scratch.resolve())
+    assert info["pgid"] == info["pid"] == info["sid"]  # own session and process group
+    assert info["stdin"] == ""  # /dev/null
+    limits = info["limits"]
+    assert limits["as"][0] == FAST.memory_mb * 2**20
+    assert limits["fsize"][0] == FAST.fsize_mb * 2**20
+    assert limits["cpu"] == [FAST.cpu_s, FAST.cpu_s + 1]
+    assert limits["core"] == [0, 0]
+    assert limits["nproc"][0] != -1  # set (as headroom over what the user runs); root ignores it
+
+
+def test_numpy_worker_runs_under_the_default_limits(scratch):
+    with Worker(scratch, [HERE], Limits(call_s=20), handler="sandbox_handler") as w:
+        assert w.effective_limits["as"][0] == 4096 * 2**20
+        assert w.request({"op": "alloc", "mb": 64})["result"] == 64 * 2**20
+
+
+# -- exceptions are answers -----------------------------------------------------------------------
+
+def test_exception_is_answered_with_traceback_and_where(scratch):
+    with worker(scratch) as w:
+        error = w.request({"op": "fail"})["error"]
+        assert error["type"] == "ValueError" and error["message"] == "boom from the learner"
+        assert error["where"].startswith(str(HERE / "sandbox_handler.py")) and error["where"].endswith("in _inner")
+        assert error["traceback"][-1] == error["where"] and len(error["traceback"]) <= 20
+        assert not any("grader/worker.py" in line for line in error["traceback"])
+        assert w.request({"op": "ping"})["ok"]  # still serving
+
+
+def test_sys_exit_is_an_answer_not_a_death(scratch):
+    with worker(scratch) as w:
+        error = w.request({"op": "sys_exit", "code": 4})["error"]
+        assert error["type"] == "SystemExit" and "sys.exit(4)" in error["message"]
+        assert w.request({"op": "ping"})["ok"]
+
+
+def test_deep_recursion_is_a_recursion_error(scratch):
+    with worker(scratch) as w:
+        assert w.request({"op": "recurse"})["error"]["type"] == "RecursionError"
+
+
+def test_monkeypatched_json_and_os_do_not_change_the_framing(scratch):
+    with worker(scratch) as w:
+        assert w.request({"op": "sabotage_json"})["result"] == {"still": "plain"}
+        assert w.request({"op": "echo", "value": [1.5, "ü"]})["result"] == [1.5, "ü"]
+        assert w.request({"op": "surrogate"})["result"] == "name-\udcff-ü"  # e.g. an odd file name
+
+
+def test_a_fork_that_returns_into_the_loop_does_not_answer(scratch):
+    with worker(scratch) as w:
+        answer = w.request({"op": "fork_and_return"})
+        assert answer["result"]["forked"] > 0  # the worker's own answer, not the child's
+        for value in range(5):
+            assert w.request({"op": "echo", "value": value})["result"] == value
+
+
+def test_unknown_op_and_unencodable_answer_are_grader_errors(scratch):
+    with worker(scratch) as w:
+        with pytest.raises(GraderError, match="unknown op 'nope'"):
+            w.request({"op": "nope"})
+        with pytest.raises(GraderError, match="not plain JSON"):
+            w.request({"op": "unencodable"})
+        with pytest.raises(GraderError, match="string 'op'"):
+            w.request({"value": 1})
+        assert w.request({"op": "ping"})["ok"]
+
+
+def test_missing_handler_module_is_a_grader_error(scratch):
+    with pytest.raises(GraderError, match="no_such_handler"):
+        with Worker(scratch, [HERE], FAST, handler="no_such_handler"):
+            pass
+
+
+# -- files and network ----------------------------------------------------------------------------
+
+def test_writes_and_deletes_outside_the_scratch_folder_are_refused(scratch, tmp_path):
+    outside = tmp_path / "outside.txt"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    with worker(scratch) as w:
+        error = w.request({"op": "write", "path": str(outside)})["error"]
+        assert error["type"] == "PermissionError" and "scratch folder" in error["message"]
+        assert w.request({"op": "write", "path": "../outside.txt"})["error"]["type"] == "PermissionError"
+        assert w.request({"op": "remove", "path": str(victim)})["error"]["type"] == "PermissionError"
+        assert w.request({"op": "write", "path": "inside.txt"})["result"] == "written"
+    assert not outside.exists() and victim.read_text() == "keep me"
+    assert (scratch / "inside.txt").read_text() == "written by the worker"
+
+
+def test_network_connections_are_refused(scratch):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        with worker(scratch) as w:
+            error = w.request({"op": "connect", "port": server.getsockname()[1]})["error"]
+    assert error["type"] == "PermissionError" and "network" in error["message"]
+
+
+# -- limits ---------------------------------------------------------------------------------------
+
+def test_endless_loop_times_out_and_names_where(scratch):
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "loop"}, timeout=0.5)
+        pid = w.pid
+    assert failure.reason == "timeout" and "0.5 s limit for one request" in failure.message
+    assert "sandbox_handler.py" in failure.message and "in loop" in failure.message
+    assert_gone(pid)
+
+
+def test_whole_lifetime_limit(scratch):
+    with worker(scratch, Limits(call_s=10, total_s=0.6, grace_s=0.1)) as w:
+        failure = failure_of(w, {"op": "sleep", "s": 5})
+    assert failure.reason == "timeout" and "whole grading run" in failure.message
+
+
+def test_cpu_limit(scratch):
+    with worker(scratch, Limits(call_s=20, cpu_s=1, grace_s=0.1)) as w:
+        failure = failure_of(w, {"op": "loop"})
+    assert failure.reason == "cpu-time" and failure.signal == signal.SIGXCPU
+
+
+def test_memory_limit(scratch):
+    with worker(scratch, Limits(call_s=10, memory_mb=400)) as w:
+        failure = failure_of(w, {"op": "alloc", "mb": 1024})
+        pid = w.pid
+    assert failure.reason == "memory" and "400 MB" in failure.message
+    assert_gone(pid)
+
+
+def test_file_size_limit(scratch):
+    with worker(scratch, Limits(call_s=10, fsize_mb=1)) as w:
+        failure = failure_of(w, {"op": "big_file", "mb": 3})
+    assert failure.reason == "output-limit" and "1 MB" in failure.message
+    assert (scratch / "big.bin").stat().st_size <= 2**20
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="the kernel does not enforce RLIMIT_NPROC for root")
+def test_process_limit_stops_a_fork_storm(scratch):
+    with worker(scratch, Limits(call_s=10, nproc=8, grace_s=0.1)) as w:
+        error = w.request({"op": "fork_many", "n": 64})["error"]
+    assert error["type"] == "BlockingIOError"
+
+
+def test_flood_of_output_is_drained_and_only_the_tail_kept(scratch):
+    with worker(scratch) as w:
+        assert w.request({"op": "flood", "mb": 50})["result"] == 50
+        tail = w.output_tail
+        assert w.output_bytes > 50 * 2**20
+    assert len(tail.encode()) <= FAST.output_kb * 1024
+    assert tail.endswith("END-MARKER\n")
+
+
+# -- deaths ---------------------------------------------------------------------------------------
+
+def test_os_exit_is_reported_as_exited_with_the_code(scratch):
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "os_exit", "code": 5})
+        with pytest.raises(GraderError):
+            w.request({"op": "ping"})  # a stopped worker is not reused
+    assert failure.reason == "exited" and failure.exit_code == 5 and "os._exit" in failure.message
+
+
+def test_segfault_is_a_crash_with_the_signal_and_trace(scratch):
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "segfault"})
+    assert failure.reason == "crashed" and failure.signal == signal.SIGSEGV and "SIGSEGV" in failure.message
+    assert "Segmentation fault" in failure.output_tail
+
+
+@pytest.mark.parametrize("op", ["garbage_frame", "not_json", "close_channel"])
+def test_broken_protocol(scratch, op):
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": op})
+        pid = w.pid
+    assert failure.reason == "protocol"
+    assert_gone(pid)
+
+
+# -- nothing outlives the worker ------------------------------------------------------------------
+
+def test_close_kills_children_that_ignore_sigterm_and_setsid_grandchildren(scratch):
+    with worker(scratch) as w:
+        pids = w.request({"op": "spawn"})["result"]
+        worker_pid = w.pid
+        assert alive(pids["child"]) and alive(pids["grandchild"])
+    assert_gone(worker_pid, pids["child"], pids["grandchild"])
+
+
+def test_daemonised_grandchild_stays_findable_and_dies(scratch):
+    with worker(scratch) as w:
+        daemon = w.request({"op": "daemon"})["result"]["daemon"]
+        if os.path.exists("/proc"):
+            with open(f"/proc/{daemon}/stat") as f:
+                assert int(f.read().rsplit(")", 1)[1].split()[1]) == w.pid  # the worker is its subreaper
+        failure = failure_of(w, {"op": "os_exit", "code": 0})
+    assert failure.reason == "exited" and failure.exit_code == 0
+    assert_gone(daemon)
+
+
+def test_children_die_with_a_worker_that_exits_abruptly(scratch):
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "spawn", "then_exit": 7})
+    assert failure.reason == "exited" and failure.exit_code == 7
+    pids = json.loads((scratch / "pids.json").read_text())
+    assert_gone(pids["child"], pids["grandchild"])
+
+
+def test_children_die_when_a_request_times_out(scratch):
+    with worker(scratch) as w:
+        pids = w.request({"op": "spawn"})["result"]
+        failure_of(w, {"op": "loop"}, timeout=0.3)
+    assert_gone(pids["child"], pids["grandchild"])

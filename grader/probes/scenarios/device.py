@@ -5,39 +5,7 @@ numbers. Every phase reports its own outcome, so one failure does not hide the o
 import numpy as np
 
 from grader.probes.registry import scenario
-
-
-def _phase(results, name, fn):
-    """Run one phase; record its outcome or the exception it raised (type, message)."""
-    try:
-        results[name] = fn()
-    except Exception as e:
-        results[name] = {'raised': type(e).__name__, 'message': str(e)[:300]}
-
-
-def _model_classes(ctx):
-    Layer = ctx.api.get('Layer')
-    Linear = ctx.api.get('layers.Linear')
-    F = ctx.api.get('functions')
-
-    class Inner(Layer):
-        def __init__(self, hidden):
-            super().__init__()
-            self.fc = Linear(hidden)
-
-        def forward(self, x):
-            return F.sigmoid(self.fc(x))
-
-    class Outer(Layer):
-        def __init__(self, hidden, out):
-            super().__init__()
-            self.block = Inner(hidden)
-            self.head = Linear(out)
-
-        def forward(self, x):
-            return self.head(self.block(x))
-
-    return Outer
+from grader.probes.scenarios.fixtures import nested_model, phase
 
 
 def _set_params(ctx, model, salt):
@@ -62,19 +30,19 @@ def variable(ctx, shape):
     def to_gpu():
         x.to_gpu()
         return {'data': ctx.device_of(x.data)}
-    _phase(out, 'to_gpu', to_gpu)
+    phase(out, 'to_gpu', to_gpu)
 
     def backward():
         y = F.sum(F.exp(x) * x)
         y.backward(retain_grad=True)
         return {'seed': ctx.device_of(y.grad), 'grad': ctx.device_of(x.grad),
                 'grad_value': ctx.host(x.grad)}
-    _phase(out, 'backward', backward)
+    phase(out, 'backward', backward)
 
     def to_cpu():
         x.to_cpu()
         return {'data': ctx.device_of(x.data), 'value': ctx.host(x)}
-    _phase(out, 'to_cpu', to_cpu)
+    phase(out, 'to_cpu', to_cpu)
     out['expected_value'] = host
     out['expected_grad'] = (np.exp(host) * (1 + host))
     return out
@@ -91,16 +59,16 @@ def array_module(ctx):
 
     def module_name(m):
         return 'cupy' if m is ctx.xp_device else ('numpy' if m is np else repr(m)[:80])
-    _phase(out, 'gam_variable_gpu', lambda: module_name(cuda.get_array_module(V(dev))))
-    _phase(out, 'gam_array_gpu', lambda: module_name(cuda.get_array_module(dev)))
-    _phase(out, 'gam_variable_cpu', lambda: module_name(cuda.get_array_module(V(host))))
-    _phase(out, 'gam_scalar', lambda: module_name(cuda.get_array_module(1.5)))
-    _phase(out, 'as_numpy_variable_gpu', lambda: ctx.describe(cuda.as_numpy(V(dev))))
-    _phase(out, 'as_numpy_scalar', lambda: ctx.describe(cuda.as_numpy(2.0)))
-    _phase(out, 'as_cupy_array', lambda: ctx.describe(cuda.as_cupy(host)))
-    _phase(out, 'as_cupy_variable', lambda: ctx.describe(cuda.as_cupy(V(host))))
-    _phase(out, 'variable_of_device_array', lambda: ctx.describe(V(dev)))
-    _phase(out, 'as_array_device', lambda: ctx.describe(ctx.api.get('as_array')(dev)))
+    phase(out, 'gam_variable_gpu', lambda: module_name(cuda.get_array_module(V(dev))))
+    phase(out, 'gam_array_gpu', lambda: module_name(cuda.get_array_module(dev)))
+    phase(out, 'gam_variable_cpu', lambda: module_name(cuda.get_array_module(V(host))))
+    phase(out, 'gam_scalar', lambda: module_name(cuda.get_array_module(1.5)))
+    phase(out, 'as_numpy_variable_gpu', lambda: ctx.describe(cuda.as_numpy(V(dev))))
+    phase(out, 'as_numpy_scalar', lambda: ctx.describe(cuda.as_numpy(2.0)))
+    phase(out, 'as_cupy_array', lambda: ctx.describe(cuda.as_cupy(host)))
+    phase(out, 'as_cupy_variable', lambda: ctx.describe(cuda.as_cupy(V(host))))
+    phase(out, 'variable_of_device_array', lambda: ctx.describe(V(dev)))
+    phase(out, 'as_array_device', lambda: ctx.describe(ctx.api.get('as_array')(dev)))
     return out
 
 
@@ -108,7 +76,7 @@ def array_module(ctx):
 def layer(ctx, in_size, hidden, out, batch):
     """A model with nested layers: to_gpu moves every parameter; forward, backward and an SGD
     update then run on the device; to_cpu brings everything back."""
-    Outer = _model_classes(ctx)
+    Outer = nested_model(ctx)
     SGD = ctx.api.get('optimizers.SGD')
     F = ctx.api.get('functions')
     model = Outer(hidden, out)
@@ -120,7 +88,7 @@ def layer(ctx, in_size, hidden, out, batch):
     def to_gpu():
         model.to_gpu()
         return sorted(ctx.device_of(p.data) for p in model.params())
-    _phase(res, 'to_gpu', to_gpu)
+    phase(res, 'to_gpu', to_gpu)
 
     def train_step():
         xd, td = ctx.on_device(x, 'gpu'), ctx.on_device(t, 'gpu')
@@ -132,14 +100,14 @@ def layer(ctx, in_size, hidden, out, batch):
         return {'y': ctx.device_of(y), 'loss': ctx.device_of(loss),
                 'grads': sorted(ctx.device_of(p.grad) for p in model.params()),
                 'params': sorted(ctx.device_of(p.data) for p in model.params())}
-    _phase(res, 'train_step', train_step)
+    phase(res, 'train_step', train_step)
 
     def to_cpu():
         model.to_cpu()
         y = model(x)
         return {'params': sorted(ctx.device_of(p.data) for p in model.params()),
                 'y': ctx.device_of(y)}
-    _phase(res, 'to_cpu', to_cpu)
+    phase(res, 'to_cpu', to_cpu)
     return res
 
 
@@ -168,8 +136,8 @@ def loader(ctx, n, batch):
         on_gpu = batches(dl)
         dl.to_cpu()
         return {'default': first, 'after_to_gpu': on_gpu, 'after_to_cpu': batches(dl)}
-    _phase(res, 'moves', moved)
-    _phase(res, 'gpu_flag', lambda: batches(DataLoader(Arrays(), batch, shuffle=False, gpu=True)))
+    phase(res, 'moves', moved)
+    phase(res, 'gpu_flag', lambda: batches(DataLoader(Arrays(), batch, shuffle=False, gpu=True)))
     return res
 
 
@@ -201,8 +169,8 @@ def _train(ctx, model_on_gpu, steps, optimizer, lr):
 def training(ctx, steps, optimizer, lr):
     """The same seeded training run on the host and on the device: the loss trajectories."""
     res = {}
-    _phase(res, 'host', lambda: _train(ctx, False, steps, optimizer, lr))
-    _phase(res, 'device', lambda: _train(ctx, True, steps, optimizer, lr))
+    phase(res, 'host', lambda: _train(ctx, False, steps, optimizer, lr))
+    phase(res, 'device', lambda: _train(ctx, True, steps, optimizer, lr))
     return res
 
 
@@ -226,12 +194,12 @@ def optimizer_follows(ctx, optimizer, lr, steps_before, steps_after):
         return float(ctx.host(loss))
 
     res = {}
-    _phase(res, 'host_steps', lambda: [step(x, t) for _ in range(steps_before)])
+    phase(res, 'host_steps', lambda: [step(x, t) for _ in range(steps_before)])
 
     def after():
         model.to_gpu()
         xd, td = ctx.on_device(x, 'gpu'), ctx.on_device(t, 'gpu')
         losses = [step(xd, td) for _ in range(steps_after)]
         return {'losses': losses, 'params': sorted(ctx.device_of(p.data) for p in model.params())}
-    _phase(res, 'device_steps', after)
+    phase(res, 'device_steps', after)
     return res

@@ -114,3 +114,30 @@ def sorted_shapes(ctx, layer):
 def devices(ctx, layer):
     """The device of every parameter, sorted."""
     return sorted(ctx.device_of(p.data) for p in layer.params())
+
+
+def nested_model(ctx):
+    """A model with a layer inside a layer: its parameters' book keys are `block/fc/W`,
+    `block/fc/b`, `head/W`, `head/b`."""
+    Layer = ctx.api.get('Layer')
+    Linear = ctx.api.get('layers.Linear')
+    F = ctx.api.get('functions')
+
+    class Inner(Layer):
+        def __init__(self, hidden):
+            super().__init__()
+            self.fc = Linear(hidden)
+
+        def forward(self, x):
+            return F.sigmoid(self.fc(x))
+
+    class Outer(Layer):
+        def __init__(self, hidden, out):
+            super().__init__()
+            self.block = Inner(hidden)
+            self.head = Linear(out)
+
+        def forward(self, x):
+            return self.head(self.block(x))
+
+    return Outer

@@ -12,35 +12,9 @@ import os
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (ScratchDir, devices, phase, resolve_path,
-                                              role_key, role_values, seeded, set_roles)
-
-
-def nested_model(ctx):
-    """A model with a layer inside a layer: its parameters' book keys are `block/fc/W`,
-    `block/fc/b`, `head/W`, `head/b`."""
-    Layer = ctx.api.get('Layer')
-    Linear = ctx.api.get('layers.Linear')
-    F = ctx.api.get('functions')
-
-    class Inner(Layer):
-        def __init__(self, hidden):
-            super().__init__()
-            self.fc = Linear(hidden)
-
-        def forward(self, x):
-            return F.sigmoid(self.fc(x))
-
-    class Outer(Layer):
-        def __init__(self, hidden, out):
-            super().__init__()
-            self.block = Inner(hidden)
-            self.head = Linear(out)
-
-        def forward(self, x):
-            return self.head(self.block(x))
-
-    return Outer
+from grader.probes.scenarios.fixtures import (ScratchDir, devices, nested_model, phase,
+                                              resolve_path, role_key, role_values, seeded,
+                                              set_roles)
 
 
 def nested_roles(in_size, hidden, out):

@@ -350,7 +350,7 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
     ident = source.resolve().name if is_dir else source.stem
     Path(scratch_parent).mkdir(parents=True, exist_ok=True)
     prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", ident)[:40] or "submission"
-    root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=scratch_parent))
+    root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=Path(scratch_parent).resolve()))  # absolute: the worker runs from inside it
     try:
         if is_dir:
             try:

@@ -187,3 +187,17 @@ def test_graph_dir_writes_the_divergent_node(tmp_path):
     assert dots, r.stdout
     text = dots[0].read_text()
     assert 'digraph' in text and 'color=red' in text
+
+
+def test_relative_paths_work_as_a_user_types_them(tmp_path):
+    """batch and check from the folder that holds the submissions, with relative paths (the
+    scratch copy must be absolute: the worker runs from inside it)."""
+    import shutil
+    shutil.copytree(reference.ROOT / 'dezero', tmp_path / 'subs' / 'alice' / 'dezero',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    r = _cli('batch', 'subs', '--step', '55', '--out', 'results', '--jobs', '1', cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    card = json.loads((tmp_path / 'results' / 'scorecards' / 'alice.json').read_text())
+    assert card['verdict'] == 'accept'
+    r = _cli('check', 'subs/alice', '--step', '55', cwd=tmp_path)
+    assert r.returncode == 0 and 'ACCEPT' in r.stdout

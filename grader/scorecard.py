@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
+import re
 import platform
 import time
 from pathlib import Path
@@ -112,7 +114,8 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'seed': seed,
         'verdict': v.verdict,
         'reason': message,
-        'invalid': {'code': code, 'message': message, 'output_tail': output_tail[-4000:]},
+        'invalid': {'code': code, 'message': message,
+                    'output_tail': _stable_text(output_tail, submission)[-4000:]},
         'score': {'earned': 0.0, 'possible': sum(c.points for c in assignment.checks
                                                   if c.tier == 'book'),
                   'extension': {'earned': 0.0, 'possible': sum(
@@ -124,6 +127,17 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
     }
     schema.validate('scorecard', doc)
     return doc
+
+
+_ADDRESS = re.compile(r'0x[0-9a-fA-F]{6,}')
+
+
+def _stable_text(text, submission):
+    """What the code printed, without what changes from run to run: the scratch folder's path
+    (shown as `.`, the submission's top) and memory addresses in stack dumps."""
+    if submission is not None:
+        text = text.replace(str(submission.root) + os.sep, '').replace(str(submission.root), '.')
+    return _ADDRESS.sub('0x…', text)
 
 
 def _source_id(source):

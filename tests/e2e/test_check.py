@@ -111,6 +111,9 @@ def test_an_infinite_loop_at_import_is_stopped_and_reported(tmp_path):
     assert doc['verdict'] == 'invalid'
     assert doc['invalid']['code'] == 'timeout'
     assert 'dezero/__init__.py' in doc['invalid']['message'] + doc['invalid'].get('output_tail', '')
+    # graded again: the same scorecard, stack dump included (no scratch paths, no addresses)
+    again = grade(root, 52, limits=Limits(call_s=2, total_s=10))
+    assert scorecard.stable(again) == scorecard.stable(doc)
 
 
 def test_no_entry_says_what_it_looked_for(tmp_path):

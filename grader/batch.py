@@ -38,7 +38,6 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import contextlib
-import dataclasses
 import datetime
 import hashlib
 import json
@@ -150,12 +149,7 @@ class BatchOptions:
     def limits(self) -> Limits:
         """--timeout is the limit of one request (call_s); as in `check`, a longer one also
         stretches the worker's whole-life and CPU budgets to ten times as much."""
-        limits = dataclasses.replace(Limits(), memory_mb=self.memory_mb)
-        if self.timeout_s != Limits.call_s:
-            budget = max(limits.total_s, 10 * self.timeout_s)
-            limits = dataclasses.replace(limits, call_s=self.timeout_s, total_s=budget,
-                                         cpu_s=max(limits.cpu_s, int(budget) + 1))
-        return limits
+        return Limits.with_options(timeout_s=self.timeout_s, memory_mb=self.memory_mb)
 
     def run_options(self):
         from grader import run

@@ -165,24 +165,17 @@ def cmd_list(args):
 
 
 def cmd_check(args):
-    import dataclasses
     from grader import run
     from grader.sandbox import Limits
-    limits = Limits()
-    if args.timeout is not None:
-        if not 0 < args.timeout <= 86400:
-            print('dezero-grade: --timeout takes seconds above 0 (at most a day), found {:g}'.format(
-                args.timeout), file=sys.stderr)
-            return USAGE_ERROR
-        budget = max(limits.total_s, 10 * args.timeout)
-        limits = dataclasses.replace(limits, call_s=args.timeout, total_s=budget,
-                                     cpu_s=max(limits.cpu_s, int(budget) + 1))
-    if args.memory is not None:
-        if args.memory < 256:
-            print('dezero-grade: --memory takes megabytes, at least 256 (Python and NumPy alone '
-                  'need about 150), found {}'.format(args.memory), file=sys.stderr)
-            return USAGE_ERROR
-        limits = dataclasses.replace(limits, memory_mb=args.memory)
+    if args.timeout is not None and not 0 < args.timeout <= 86400:
+        print('dezero-grade: --timeout takes seconds above 0 (at most a day), found {:g}'.format(
+            args.timeout), file=sys.stderr)
+        return USAGE_ERROR
+    if args.memory is not None and args.memory < 256:
+        print('dezero-grade: --memory takes megabytes, at least 256 (Python and NumPy alone '
+              'need about 150), found {}'.format(args.memory), file=sys.stderr)
+        return USAGE_ERROR
+    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
                           limits=limits)

@@ -53,6 +53,7 @@ is killed. POSIX only.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -104,6 +105,20 @@ class Limits:
     output_kb: int = 64
     frame_mb: int = 64
     grace_s: float = 0.5
+
+    @classmethod
+    def with_options(cls, timeout_s: float | None = None, memory_mb: int | None = None) -> "Limits":
+        """The limits behind `--timeout` and `--memory` (check and batch alike): a per-request
+        timeout also stretches the whole-life and CPU budgets to ten times as much, never below
+        the defaults."""
+        limits = cls()
+        if timeout_s is not None:
+            budget = max(limits.total_s, 10 * timeout_s)
+            cpu_s = max(limits.cpu_s, int(budget) + 1) if budget > limits.total_s else limits.cpu_s
+            limits = dataclasses.replace(limits, call_s=timeout_s, total_s=budget, cpu_s=cpu_s)
+        if memory_mb is not None:
+            limits = dataclasses.replace(limits, memory_mb=memory_mb)
+        return limits
 
     def __post_init__(self) -> None:
         for name in ("call_s", "total_s", "output_kb", "frame_mb"):

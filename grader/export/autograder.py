@@ -52,7 +52,7 @@ export DEZERO_RESULTS_DIR="${{DEZERO_RESULTS_DIR:-$ROOT/results}}"
 export DEZERO_GRADER_CACHE="${{DEZERO_GRADER_CACHE:-$SOURCE/.cache}}"
 PYTHON="${{DEZERO_PYTHON:-python3}}"
 mkdir -p "$DEZERO_RESULTS_DIR"
-PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" -m grader.export.autograder \
+PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grader.py" \
     --step {step} --profile {profile} --timeout {timeout} --memory {memory} \
     --visibility {visibility}
 if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
@@ -78,6 +78,19 @@ fi
     || "$PYTHON" -m pip install --no-cache-dir --break-system-packages -r "$SOURCE/requirements.txt"
 DEZERO_GRADER_CACHE="$SOURCE/.cache" PYTHONPATH="$SOURCE" \
     "$PYTHON" -m grader check "$SOURCE/reference" --step {step} > /dev/null || true
+'''
+
+
+_START = r'''"""Run the autograder with the grader this folder ships, even where another copy of
+dezero-grader is installed (an editable install's import hook would otherwise win)."""
+import os
+import runpy
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.meta_path[:] = [f for f in sys.meta_path
+                    if '__editable__' not in (getattr(f, '__module__', '') or '')]
+runpy.run_module('grader.export.autograder', run_name='__main__', alter_sys=True)
 '''
 
 
@@ -118,6 +131,7 @@ def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 3
     (dest / 'requirements.txt').write_text('\n'.join(REQUIREMENTS) + '\n', encoding='utf-8')
     values = dict(step=step, profile=profile, timeout=timeout_s, memory=memory_mb,
                   visibility=visibility, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+    (dest / 'start_grader.py').write_text(_START, encoding='utf-8')
     _executable(dest / 'run_autograder', _RUN.format(**values))
     _executable(dest / 'setup.sh', _SETUP.format(**values))
     if make_zip:

@@ -265,6 +265,7 @@ class Worker:
         self._call_limit = limits.call_s
         self._tracked: set[tuple[int, int]] = set()
         self._namespace: tuple | None = None  # (kind, identity) of a namespace only the worker's tree is in
+        self._namespace_fd: int | None = None  # holds that namespace alive, so its identity is never reused
         self._last_track = 0.0
         self._closed = False
 
@@ -307,7 +308,7 @@ class Worker:
         os.set_blocking(req_w, False)
         self.pid = self._proc.pid
         self.network_isolated = _own_network_namespace(self.pid)
-        self._namespace = _private_namespace(self.pid)
+        self._namespace, self._namespace_fd = _private_namespace(self.pid)
         self._started = time.monotonic()
         self._deadline = self._started + self.limits.total_s
         self._drain = _Drain(self._proc.stdout.fileno(), self.limits.output_kb * 1024)
@@ -621,10 +622,13 @@ class Worker:
         targets = self._family(table) if table is not None else {}
         if table is None and not self._reaped:
             targets = {self.pid: None}
-        try:
-            os.killpg(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        # once the worker is reaped its pid is free: signal the group only while a member of the
+        # worker's own group is still there, never a newcomer that was given the same number
+        if not self._reaped or table is None or any(p.pgid == self.pid for p in targets.values()):
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
         for pid in targets:
             if pid == self.pid and self._reaped:
                 continue
@@ -674,6 +678,10 @@ class Worker:
                 except OSError:
                     pass
         self._req_w = self._ans_r = None
+        if self._namespace_fd is not None:
+            # only now, after the last sweep: the identity the sweep matches can be reused once freed
+            os.close(self._namespace_fd)
+            self._namespace_fd = None
         if self._proc is not None and self._proc.stdout is not None and not self._drain.is_alive():
             self._proc.stdout.close()
 
@@ -795,13 +803,28 @@ def _namespace_of(pid, kind: str):
     return st.st_dev, st.st_ino
 
 
-def _private_namespace(pid: int) -> tuple | None:
-    """The worker's own user (else network) namespace, when it has one we do not share."""
+def _private_namespace(pid: int) -> tuple:
+    """The worker's own user (else network) namespace, when it has one we do not share, and an open
+    file of it: ((kind, identity), fd), or (None, None).
+
+    The sweep finds the worker's processes by the namespace's identity (device and inode of its
+    nsfs file). The kernel hands a freed namespace's inode number to the next namespace it makes,
+    so once the worker's tree is gone another worker (the reference's, started beside it, or the
+    next one of a batch) can have the very same identity -- and a sweep still matching on it would
+    kill that worker, which then reads as "killed with SIGKILL ... too much memory". An open file of
+    a namespace keeps it alive, so its identity stays ours until the fd is closed after the sweep.
+    """
     for kind in ("user", "net"):
-        ident = _namespace_of(pid, kind)
-        if ident is not None and ident != _namespace_of("self", kind):
-            return kind, ident
-    return None
+        try:
+            fd = os.open(f"/proc/{pid}/ns/{kind}", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        st = os.fstat(fd)
+        ident = (st.st_dev, st.st_ino)
+        if ident != _namespace_of("self", kind):
+            return (kind, ident), fd
+        os.close(fd)
+    return None, None
 
 
 def _own_network_namespace(pid: int) -> bool:

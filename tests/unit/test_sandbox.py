@@ -297,3 +297,41 @@ def test_children_die_when_a_request_times_out(scratch):
         pids = w.request({"op": "spawn"})["result"]
         failure_of(w, {"op": "loop"}, timeout=0.3)
     assert_gone(pids["child"], pids["grandchild"])
+
+
+def _namespace_identity(path: str):
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def test_a_workers_namespace_stays_its_own_until_its_last_sweep(scratch, tmp_path):
+    # The sweep finds a worker's processes by the identity of its namespace. The kernel gives a
+    # freed namespace's number to the next namespace made, so a sweep that matched on the number
+    # of a namespace already gone would kill a newer worker (the reference's, started beside it):
+    # the worker keeps its namespace alive with an open file until its sweep is over.
+    w = worker(scratch)
+    w.start()
+    if w._namespace is None:
+        w.close()
+        pytest.skip("this machine gives workers no namespace of their own")
+    kind, ident = w._namespace
+    fd = w._namespace_fd
+    assert _namespace_identity(f"/proc/self/fd/{fd}") == ident
+    os.kill(w.pid, signal.SIGKILL)          # the worker's tree is gone ...
+    deadline = time.monotonic() + 3
+    while alive(w.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _namespace_identity(f"/proc/self/fd/{fd}") == ident   # ... its namespace is not
+    other_root = tmp_path / "other"
+    other_root.mkdir()
+    other = worker(other_root)
+    other.start()
+    try:
+        assert other._namespace is not None and other._namespace[1] != ident
+        w.close()
+        assert w._namespace_fd is None
+        with pytest.raises(OSError):
+            os.fstat(fd)
+        assert other.request({"op": "echo", "value": 1})["ok"]   # the sweep left it alone
+    finally:
+        other.close()

@@ -78,6 +78,7 @@ def from_document(doc, name='<assignment>') -> Assignment:
             id='step{:02d}/{}'.format(check_step, c['id']), check=c['check'], step=check_step,
             title=c['title'], tier=c['tier'], category=c['category'], points=float(c['points']),
             params=params, tolerance=c.get('tolerance', {}), needs_gpu=c.get('needs_gpu', False),
+            needs_real_gpu=c.get('needs_real_gpu', False),
             faults=()))
     ids = {u.id for u in uses}
     faults = []

@@ -56,6 +56,7 @@ from pathlib import Path
 
 from grader import load, schema, scorecard
 from grader.export import roster as roster_mod
+from grader.model import FAILING, VERDICTS
 from grader.sandbox import Limits
 
 try:
@@ -69,8 +70,6 @@ THREAD_ENV = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THRE
 SCORECARDS, RECEIPTS, SUMMARY, ROSTER, WORK, LOCK = (
     'scorecards', 'receipts', 'summary.json', 'roster.json', '.work', '.lock')
 MAX_ATTEMPTS = 2
-VERDICTS = ('accept', 'rollback', 'reject', 'invalid')
-_FAILING = ('failed', 'error', 'timeout')
 _SKIPPED_NAMES = frozenset({'__MACOSX', '__pycache__'})
 
 
@@ -288,10 +287,12 @@ def _grade_one(task: _Task) -> dict:
         doc = run.grade(entry.path, task.options.step, task.options.run_options())
         card = out / SCORECARDS / (entry.id + '.json')
         scorecard.write(card, doc)
-        receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': entry.path.name,
-                   'fingerprint': task.fingerprint, 'step': task.options.step,
-                   'options': task.options.to_json(), 'scorecard_sha256': _sha256_file(card)}
-        schema.write_json(out / RECEIPTS / (entry.id + '.json'), receipt, 'batch-receipt')
+        if doc.get('invalid', {}).get('code') != 'grader-error':
+            # a scorecard of the grader's own failure has no receipt: resuming grades it again
+            receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': entry.path.name,
+                       'fingerprint': task.fingerprint, 'step': task.options.step,
+                       'options': task.options.to_json(), 'scorecard_sha256': _sha256_file(card)}
+            schema.write_json(out / RECEIPTS / (entry.id + '.json'), receipt, 'batch-receipt')
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
         return {'id': entry.id, 'ok': False, 'code': 'grader-error',
                 'reason': 'the grader failed on this submission ({}: {}); this is a bug of the '
@@ -528,12 +529,13 @@ def _check_rates(graded) -> list:
                 row = table[c['id']] = {
                     'id': c['id'], 'title': c['title'], 'step': c['step'], 'tier': c['tier'],
                     'regression': c['regression'], 'points': c['points'], 'runs': 0,
-                    'passed': 0, 'failed': 0, 'error': 0, 'timeout': 0, 'skipped': 0}
+                    'passed': 0, 'failed': 0, 'error': 0, 'timeout': 0, 'skipped': 0,
+                    'not_applicable': 0}
             row['runs'] += 1
             row[c['status']] += 1
     rows = list(table.values())
     for row in rows:
-        judged = row['runs'] - row['skipped']
+        judged = row['runs'] - row['skipped'] - row['not_applicable']
         row['pass_rate'] = _round(row['passed'] / judged) if judged else None
     rows.sort(key=lambda r: r['regression'])   # stable: scorecard order within each group
     return rows
@@ -544,7 +546,7 @@ def _fault_counts(graded) -> list:
     for _, doc in graded:
         seen = set()
         for c in doc['checks']:
-            if c['status'] in _FAILING and c['faults']:
+            if c['status'] in FAILING and c['faults']:
                 best = c['faults'][0]
                 row = table.setdefault(best['id'], {'id': best['id'], 'title': best['title'],
                                                     'submissions': 0, 'checks': set()})

@@ -1,6 +1,6 @@
 """`dezero-grade` (and `python -m grader`): the command line.
 
-Exit status of `check`: 0 accept, 1 rollback / reject / invalid, 2 usage error. Every other
+Exit status of `check`: 0 accept, 1 rollback / reject / incomplete / invalid, 2 usage error. Every other
 command: 0 on success, 1 when what it checks fails (selftest gaps), 2 on a usage error.
 """
 from __future__ import annotations

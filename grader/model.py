@@ -10,9 +10,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-STATUSES = ('passed', 'failed', 'error', 'skipped', 'timeout')
+STATUSES = ('passed', 'failed', 'error', 'skipped', 'timeout', 'not_applicable')
+# statuses of a check that did not pass, worst first: the code raised, ran too long, answered wrong
+FAILING = ('error', 'timeout', 'failed')
 TIERS = ('book', 'extension')
-VERDICTS = ('accept', 'rollback', 'reject', 'invalid')
+VERDICTS = ('accept', 'rollback', 'reject', 'incomplete', 'invalid')
 PROFILES = ('book', 'extension')
 DEVICES = ('cpu', 'gpu')
 
@@ -72,7 +74,10 @@ class Observation:
 
 @dataclass(frozen=True)
 class Finding:
-    """One judgement a check makes. `status` is passed/failed/error/skipped/timeout."""
+    """One judgement a check makes. `status` is one of STATUSES: passed; failed (wrong answer); error
+    (the code raised); timeout; skipped (the grader could not judge it here: it earns nothing);
+    not_applicable (the assignment says the check cannot run on this machine, e.g. it needs a real
+    GPU: it is credited)."""
     status: str
     message: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
@@ -97,7 +102,8 @@ class CheckUse:
     params: Mapping[str, Any]
     tolerance: Mapping[str, float]
     faults: tuple = ()
-    needs_gpu: bool = False
+    needs_gpu: bool = False        # needs a device (the simulated one will do)
+    needs_real_gpu: bool = False   # cannot run on the simulated device: not applicable without a GPU
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,16 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        return self.status in ('passed', 'skipped')
+        """Earns its points: judged and passed, or not applicable on this machine."""
+        return self.status in ('passed', 'not_applicable')
+
+    @property
+    def failing(self) -> bool:
+        return self.status in FAILING
+
+    @property
+    def unjudged(self) -> bool:
+        return self.status == 'skipped'
 
 
 @dataclass(frozen=True)

@@ -358,7 +358,14 @@ def _cache_path(probe):
     return cache_dir() / 'reference' / key[:2] / (key + '.json')
 
 
+REFERENCE_TRIES = 2
+
+
 def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=True) -> Observed:
+    """The reference's answers to `probes`, from the cache where it has them. The reference is
+    the grader's own code: a worker of it that fails (stopped by the machine, out of time under
+    load) is the grader's trouble, never the learner's, so it is tried again in a fresh worker;
+    what still fails raises GraderError, worded as the grader's failure."""
     observations, missing = {}, []
     for probe in probes:
         path = _cache_path(probe)
@@ -372,22 +379,34 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
         missing.append(probe)
     if not missing:
         return Observed(observations, {'cached': True}, None)
-    target = reference_target()
-    try:
-        got = observe(target, missing, device_mode=device_mode, limits=limits)
-    finally:
-        _remove_tree(target.cwd)
-    if got.failure is not None:
-        raise GraderError('the reference could not be loaded: {} {}'.format(
-            got.failure.message, got.output_tail[-2000:]))
-    for probe, obs in got.observations.items():
-        observations[probe] = obs
-        if obs.ok and use_cache:
-            try:
-                write_text_atomic(_cache_path(probe), json.dumps(wire.encode(obs.value)))
-            except OSError:
-                pass   # a read-only cache only costs time
-    return Observed(observations, got.setup, None)
+    setup, trouble = None, ''
+    for _ in range(REFERENCE_TRIES):
+        target = reference_target()
+        try:
+            got = observe(target, missing, device_mode=device_mode, limits=limits)
+        finally:
+            _remove_tree(target.cwd)
+        if got.failure is not None:
+            trouble = 'it could not be loaded: {} {}'.format(got.failure.message,
+                                                             got.output_tail[-2000:])
+            continue
+        setup = got.setup
+        for probe, obs in got.observations.items():
+            if not obs.ok and obs.error.type == 'WorkerFailure':
+                trouble = 'its worker failed on {}: {}'.format(probe.scenario, obs.error.message)
+                continue   # asked again in the next try
+            observations[probe] = obs
+            if obs.ok and use_cache:
+                try:
+                    write_text_atomic(_cache_path(probe), json.dumps(wire.encode(obs.value)))
+                except OSError:
+                    pass   # a read-only cache only costs time
+        missing = [p for p in missing if p not in observations]
+        if not missing:
+            return Observed(observations, setup, None)
+    raise GraderError('the grader\'s reference implementation failed {} times in a row ({}); this '
+                      'is a failure of the grader or of this machine, not of the submission: grade '
+                      'again, and report it if it persists'.format(REFERENCE_TRIES, trouble.strip()))
 
 
 def _remove_tree(path):

@@ -10,7 +10,9 @@ import json
 import os
 import sys
 
-_COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'invalid': '35'}
+from grader.model import FAILING
+
+_COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
 
 
 def _colour(text, code, enabled):
@@ -31,7 +33,7 @@ def _key_evidence(check):
     """The few lines of evidence that matter most for a failing check."""
     lines = []
     for f in check['evidence'].get('findings', []):
-        if f['status'] not in ('failed', 'error', 'timeout'):
+        if f['status'] not in FAILING:
             continue
         ev = f.get('evidence', {})
         parts = []
@@ -74,7 +76,7 @@ def render(doc, colour=False, verbose=False) -> str:
         return '\n'.join(out) + '\n'
 
     checks = doc['checks']
-    failing = [c for c in checks if c['status'] in ('failed', 'error', 'timeout')]
+    failing = [c for c in checks if c['status'] in FAILING]
     counts = {}
     for c in checks:
         counts[c['status']] = counts.get(c['status'], 0) + 1
@@ -99,10 +101,17 @@ def render(doc, colour=False, verbose=False) -> str:
         if c['repro']:
             first = c['repro'].splitlines()[1] if len(c['repro'].splitlines()) > 1 else ''
             out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
+    unjudged = [c for c in checks if c['status'] == 'skipped']
+    if unjudged and not verbose:
+        out.append('')
+        out.append('· not judged here, so earning nothing ({}): {}'.format(
+            len(unjudged), ', '.join(c['id'] for c in unjudged[:6])
+            + (', ...' if len(unjudged) > 6 else '')))
+        out.append('    ' + unjudged[0]['message'])
     if verbose:
         out.append('')
         for c in checks:
-            if c['status'] not in ('failed', 'error', 'timeout'):
+            if c['status'] not in FAILING:
                 out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
                                                   c['id'], c['message']))
     if doc['compatibility']:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from grader import assignments, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
-from grader.errors import SubmissionError
-from grader.model import CheckResult, Finding
+from grader.errors import GraderError, SubmissionError
+from grader.model import FAILING, CheckResult, Finding
 from grader.observe import Target, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
@@ -94,7 +94,12 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             learner = observe(target, work.learner_probes, device_mode=device_mode,
                               limits=options.limits, era=options.era,
                               progress=progress.advance if progress else None)
-            reference = ref_future.result()
+            try:
+                reference = ref_future.result()
+            except GraderError as e:
+                # the learner still gets a scorecard, and it says whose failure it was
+                return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
+                                         str(e), seed=seed, started=started, submission=sub)
         if learner.failure is not None:
             f = learner.failure
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
@@ -136,9 +141,13 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub) ->
         t0 = time.perf_counter()
         pl = work.plans[use.id]
         definition = CHECKS[use.check]
-        if use.needs_gpu and device_mode == 'cpu':
-            findings = [Finding('skipped', 'needs a device (simulated or real); graded with '
-                                '--device cpu')]
+        if use.needs_real_gpu and device_mode != 'cuda':
+            findings = [Finding('not_applicable', 'needs a real GPU, and this run has none: '
+                                'credited, not judged')]
+        elif use.needs_gpu and device_mode == 'cpu':
+            findings = [Finding('skipped', 'needs a device, and --device cpu grades without one: '
+                                'not judged, so it earns nothing (grade with --device sim, the '
+                                'default without a GPU)')]
         else:
             try:
                 findings = definition.judge(JudgeInput(
@@ -169,7 +178,7 @@ def _unique(probes):
 
 def _result(use, findings, is_regression, faults, seed, sub, duration, step):
     status = score.status_of(findings)
-    failing = [f for f in findings if f.status in ('failed', 'error', 'timeout')]
+    failing = [f for f in findings if f.status in FAILING]
     if failing:
         message = failing[0].message
         if len(failing) > 1:
@@ -183,7 +192,7 @@ def _result(use, findings, is_regression, faults, seed, sub, duration, step):
         message = '{} sub-check{} passed'.format(len(findings), '' if len(findings) == 1 else 's')
         hint = ''
     matched = ()
-    if status in ('failed', 'error', 'timeout'):
+    if status in FAILING:
         candidates = [f for f in faults if use.id in f.targets]
         candidates.sort(key=lambda f: (len(f.targets), f.id))
         matched = tuple({'id': f.id, 'title': f.title, 'hint': f.hint} for f in candidates[:3])
@@ -193,6 +202,6 @@ def _result(use, findings, is_regression, faults, seed, sub, duration, step):
                               **({'hint': f.hint} if f.hint else {}),
                               **({'evidence': dict(f.evidence)} if f.evidence else {})}
                              for f in findings]}
-    repro = repro_for(use, seed, sub, step) if status in ('failed', 'error', 'timeout') else ''
+    repro = repro_for(use, seed, sub, step) if status in FAILING else ''
     return CheckResult(use=use, status=status, message=message, hint=hint, evidence=evidence,
                        repro=repro, faults=matched, duration_s=duration, regression=is_regression)

@@ -1,19 +1,35 @@
-"""Scoring policy, in one pure function: check results + profile → verdict and points.
+"""Scoring policy, in one pure module: check results + profile → verdict and points.
 
 * invalid — the submission could not be loaded or graded (decided before any check runs);
 * rollback — a regression check of an earlier step fails: the increment broke what worked
   before, so the learner goes back to the previous snapshot. It wins over reject: a bug in
   earlier code usually breaks this step's checks too, and the earlier failure is its cause;
 * reject — this step's own contract fails (and every regression check passes);
-* accept — everything deciding passes.
+* incomplete — nothing that was judged fails, but some deciding checks could not be judged here
+  (graded with `--device cpu`, an optional package missing): not an accept, since what was not
+  judged may be wrong;
+* accept — every deciding check was judged and passes.
 
 Deciding checks: book-tier ones always; extension-tier ones only under the `extension` profile
-(under `book` they are reported and scored separately, never decisive). `skipped` never costs
-anything ("cannot judge" is not "failed"). Regression checks carry no points.
+(under `book` they are reported and scored separately, never decisive).
+
+Points: a check earns its points when it passed, or when the assignment marks it as not
+applicable on this machine (`needs_real_gpu` without a real GPU: `not_applicable`, credited, as
+the product never penalises what only a real GPU can run). A check the grader could not judge
+(`skipped`) earns nothing: unjudged is not passed. Regression checks carry no points.
 """
 from __future__ import annotations
 
-from grader.model import PROFILES, Verdict
+from grader.model import FAILING, PROFILES, Verdict
+
+
+def earned(result) -> float:
+    """The points one check result earns (the scorecard shows this per check)."""
+    return result.use.points if (result.passed and not result.regression) else 0.0
+
+
+def possible(result) -> float:
+    return 0.0 if result.regression else result.use.points
 
 
 def decide(results, profile: str = 'book') -> Verdict:
@@ -23,15 +39,13 @@ def decide(results, profile: str = 'book') -> Verdict:
     def deciding(r):
         return r.use.tier == 'book' or profile == 'extension'
 
-    own_failed = [r for r in results if not r.regression and deciding(r) and not r.passed]
-    reg_failed = [r for r in results if r.regression and deciding(r) and not r.passed]
-    earned = sum(r.use.points for r in results if not r.regression and r.use.tier == 'book'
-                 and r.passed)
-    possible = sum(r.use.points for r in results if not r.regression and r.use.tier == 'book')
-    ext_earned = sum(r.use.points for r in results if not r.regression
-                     and r.use.tier == 'extension' and r.passed)
-    ext_possible = sum(r.use.points for r in results if not r.regression
-                       and r.use.tier == 'extension')
+    own_failed = [r for r in results if not r.regression and deciding(r) and r.failing]
+    reg_failed = [r for r in results if r.regression and deciding(r) and r.failing]
+    unjudged = [r for r in results if deciding(r) and r.unjudged]
+
+    def total(tier, f):
+        return sum(f(r) for r in results if r.use.tier == tier)
+
     if reg_failed:
         verdict = 'rollback'
         steps = sorted({r.use.step for r in reg_failed})
@@ -43,10 +57,16 @@ def decide(results, profile: str = 'book') -> Verdict:
         verdict = 'reject'
         reason = '{} of this step\'s checks failed (first: {})'.format(
             len(own_failed), own_failed[0].use.id)
+    elif unjudged:
+        verdict = 'incomplete'
+        reason = ('{} check(s) could not be judged here and earn nothing (first: {}: {}); what was '
+                  'judged passes, but this is not an accept').format(
+            len(unjudged), unjudged[0].use.id, unjudged[0].message)
     else:
         verdict = 'accept'
         reason = 'every check of this step and every regression check passes'
-    return Verdict(verdict, reason, earned, possible, ext_earned, ext_possible)
+    return Verdict(verdict, reason, total('book', earned), total('book', possible),
+                   total('extension', earned), total('extension', possible))
 
 
 def invalid(reason: str) -> Verdict:
@@ -54,11 +74,16 @@ def invalid(reason: str) -> Verdict:
 
 
 def status_of(findings) -> str:
-    """One status for a check from its findings: the worst one wins."""
+    """One status for a check from its findings: the worst one wins. A check none of whose
+    findings could be judged is skipped; one whose other sub-checks were judged and passed is
+    passed (a sub-check that cannot judge, e.g. finite differences of a float32 forward, is
+    inconclusive and says so in its finding)."""
     statuses = {f.status for f in findings}
-    for status in ('error', 'timeout', 'failed'):
+    for status in FAILING:
         if status in statuses:
             return status
-    if statuses and statuses <= {'skipped'}:
+    if statuses and statuses <= {'not_applicable'}:
+        return 'not_applicable'
+    if statuses and statuses <= {'skipped', 'not_applicable'}:
         return 'skipped'
     return 'passed'

@@ -64,11 +64,10 @@ def _array_summary(a, device):
 
 
 def _check(r):
-    earned = r.use.points if (r.passed and not r.regression) else 0.0
     return {
         'id': r.use.id, 'step': r.use.step, 'title': r.use.title, 'tier': r.use.tier,
         'category': r.use.category, 'status': r.status,
-        'points': 0.0 if r.regression else r.use.points, 'earned': earned,
+        'points': score.possible(r), 'earned': score.earned(r),
         'regression': r.regression, 'message': r.message, 'hint': r.hint,
         'evidence': jsonable(dict(r.evidence)), 'repro': r.repro,
         'faults': [dict(f) for f in r.faults], 'duration_s': round(r.duration_s, 4),

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import assignments, faults, load, run
+from grader.model import FAILING
 
-FAILING = ('failed', 'error', 'timeout')
 
 
 @dataclass

@@ -19,7 +19,7 @@ from grader import schema
 from grader.export import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit')
-FAILING = ('failed', 'error', 'timeout')   # check statuses that count as not passed
+from grader.model import FAILING   # noqa: F401  (check statuses that count as not passed)
 
 
 class ExportError(ValueError):
@@ -121,7 +121,9 @@ def check_text(check: dict) -> str:
     the hint, the catalogued fault it looks like, and how to reproduce it."""
     lines = [check['message']]
     if check['status'] == 'skipped':
-        lines[0] = 'not judged here (never costs points): ' + check['message']
+        lines[0] = 'not judged here, so it earns nothing: ' + check['message']
+    elif check['status'] == 'not_applicable':
+        lines[0] = 'not applicable on the grading machine (credited): ' + check['message']
     if check['hint']:
         lines.append('hint: ' + check['hint'])
     for fault in check['faults'][:1]:

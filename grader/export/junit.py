@@ -21,7 +21,7 @@ from grader.export import ExportError, Written, check_text
 
 SCHEMA = 'junit-report'
 _OUTCOME = {'passed': 'passed', 'failed': 'failure', 'error': 'error', 'timeout': 'error',
-            'skipped': 'skipped'}
+            'skipped': 'skipped', 'not_applicable': 'skipped'}
 # XML 1.0 cannot hold most control characters, which learner output may contain.
 _NOT_XML = re.compile('[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
 _CLASS_PART = re.compile(r'[^A-Za-z0-9_]+')

@@ -56,6 +56,24 @@ def test_planted_layer_to_gpu_bug_is_rejected_by_the_check_that_targets_it(tmp_p
     assert 'REJECT' in text and 'step52/device.layer' in text and 'hint:' in text
 
 
+def test_checks_that_cannot_be_judged_earn_nothing_and_block_the_accept(tmp_path):
+    # graded without a device, the device checks of step 52 are not judged: a submission whose
+    # device code is broken must not be paid for them, nor called accepted
+    broken = variant(tmp_path, 52, 'gpu-layer-shallow')
+    doc = grade(broken, 52, device='cpu')
+    skipped = [c for c in doc['checks'] if c['status'] == 'skipped']
+    assert skipped and not failing(doc)
+    assert doc['verdict'] == 'incomplete'
+    assert all(c['earned'] == 0 for c in skipped)
+    assert doc['score']['earned'] == sum(c['earned'] for c in doc['checks'])
+    assert doc['score']['earned'] < doc['score']['possible']
+    from grader import report
+    text = report.render(doc)
+    assert 'INCOMPLETE' in text and 'not judged here' in text
+    # the same code on the simulated device is judged, and its bug found
+    assert grade(broken, 52)['verdict'] == 'reject'
+
+
 def test_an_earlier_steps_bug_ends_in_rollback(tmp_path):
     doc = grade(variant(tmp_path, 55, 'backward-generation-order'), 55)
     assert doc['verdict'] == 'rollback'
@@ -205,3 +223,30 @@ def test_relative_paths_work_as_a_user_types_them(tmp_path):
     assert card['verdict'] == 'accept'
     r = _cli('check', 'subs/alice', '--step', '55', cwd=tmp_path)
     assert r.returncode == 0 and 'ACCEPT' in r.stdout
+
+
+def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learner(monkeypatch):
+    from grader import observe as obs
+    real = obs.observe
+    calls = []
+
+    def flaky(target, probes, **kw):
+        if target.entry.get('kind') == 'reference':
+            calls.append(len(probes))
+            if len(calls) == 1:   # the first reference worker is killed under it
+                return obs.Observed({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+        return real(target, probes, **kw)
+
+    monkeypatch.setattr(obs, 'observe', flaky)
+    doc = grade(reference.ROOT, 52, use_cache=False)
+    assert len(calls) == 2 and doc['verdict'] == 'accept'
+
+    def broken(target, probes, **kw):
+        if target.entry.get('kind') == 'reference':
+            return obs.Observed({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+        return real(target, probes, **kw)
+
+    monkeypatch.setattr(obs, 'observe', broken)
+    doc = grade(reference.ROOT, 52, use_cache=False)
+    assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'grader-error'
+    assert 'not of the submission' in doc['reason'] and 'your code' not in doc['reason']

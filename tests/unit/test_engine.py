@@ -29,7 +29,16 @@ def result(status, regression=False, **kw):
     ([result('error'), result('timeout', regression=True, step=16)], 'book', 'rollback'),
     ([result('passed'), result('failed', tier='extension')], 'book', 'accept'),
     ([result('passed'), result('failed', tier='extension')], 'extension', 'reject'),
-    ([result('skipped'), result('passed')], 'book', 'accept'),
+    # unjudged is not passed: a deciding check the grader could not judge blocks the accept
+    ([result('skipped'), result('passed')], 'book', 'incomplete'),
+    ([result('skipped', regression=True, step=16), result('passed')], 'book', 'incomplete'),
+    ([result('skipped', tier='extension'), result('passed')], 'book', 'accept'),
+    ([result('skipped', tier='extension'), result('passed')], 'extension', 'incomplete'),
+    # a failure says more than what was not judged
+    ([result('skipped'), result('failed')], 'book', 'reject'),
+    ([result('skipped'), result('failed', regression=True, step=16)], 'book', 'rollback'),
+    # not applicable on this machine (needs a real GPU): credited, never blocks
+    ([result('not_applicable'), result('passed')], 'book', 'accept'),
 ])
 def test_decide(results, profile, verdict):
     assert score.decide(results, profile).verdict == verdict
@@ -43,12 +52,23 @@ def test_points_count_this_steps_checks_only():
     assert (v.extension_earned, v.extension_possible) == (1, 1)
 
 
+def test_unjudged_checks_earn_nothing_and_not_applicable_ones_are_credited():
+    v = score.decide([result('passed', points=2), result('skipped', points=3),
+                      result('not_applicable', points=4)])
+    assert v.verdict == 'incomplete'
+    assert (v.earned, v.possible) == (6, 9)
+    assert 'step52/a' in v.reason and 'not an accept' in v.reason
+
+
 def test_status_of_takes_the_worst_finding():
     f = lambda s: Finding(s, 'x')  # noqa: E731
     assert score.status_of([f('passed'), f('failed'), f('error')]) == 'error'
     assert score.status_of([f('passed'), f('timeout')]) == 'timeout'
     assert score.status_of([f('skipped'), f('skipped')]) == 'skipped'
     assert score.status_of([f('skipped'), f('passed')]) == 'passed'
+    assert score.status_of([f('not_applicable')]) == 'not_applicable'
+    assert score.status_of([f('not_applicable'), f('skipped')]) == 'skipped'
+    assert score.status_of([f('not_applicable'), f('failed')]) == 'failed'
     with pytest.raises(ValueError):
         f('maybe')
 

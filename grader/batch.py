@@ -54,7 +54,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import load, schema, scorecard
+from grader import bwrap, load, schema, scorecard
+from grader.errors import GraderError
 from grader.export import roster as roster_mod
 from grader.model import FAILING, VERDICTS
 from grader.sandbox import Limits
@@ -129,26 +130,34 @@ class BatchOptions:
     seed: int | None = None
     timeout_s: float = Limits.call_s
     memory_mb: int | None = Limits.memory_mb
+    sandbox: str = 'bubblewrap'
 
     @classmethod
     def from_cli(cls, step: int, *, profile: str = 'book', device: str = 'auto',
                  seed: int | None = None, timeout_s: float | None = None,
-                 memory_mb: int | None = None) -> 'BatchOptions':
-        """Options from command-line values (None: the default), checked as `check` checks them."""
+                 memory_mb: int | None = None, sandbox: str = 'auto') -> 'BatchOptions':
+        """Options from command-line values (None: the default), checked as `check` checks them.
+        The code of many learners meets here, so the sandbox is bubblewrap unless `basic` opts
+        out (`auto` and `bubblewrap` refuse to start without it)."""
         if timeout_s is not None and not 0 < timeout_s <= 86400:
             raise BatchError('--timeout takes seconds above 0 (at most a day), found {:g}'.format(
                 timeout_s))
         if memory_mb is not None and memory_mb < 256:
             raise BatchError('--memory takes megabytes, at least 256 (Python and NumPy alone need '
                              'about 150), found {}'.format(memory_mb))
+        try:
+            sandbox = bwrap.require_strong(sandbox, 'a batch')
+        except GraderError as e:
+            raise BatchError(str(e)) from None
         return cls(step, profile, device, seed,
                    Limits.call_s if timeout_s is None else float(timeout_s),
-                   Limits.memory_mb if memory_mb is None else memory_mb)
+                   Limits.memory_mb if memory_mb is None else memory_mb, sandbox)
 
     def limits(self) -> Limits:
         """--timeout is the limit of one request (call_s); as in `check`, a longer one also
         stretches the worker's whole-life and CPU budgets to ten times as much."""
-        return Limits.with_options(timeout_s=self.timeout_s, memory_mb=self.memory_mb)
+        return Limits.with_options(timeout_s=self.timeout_s, memory_mb=self.memory_mb,
+                                   sandbox=self.sandbox)
 
     def run_options(self):
         from grader import run
@@ -157,7 +166,7 @@ class BatchOptions:
 
     def to_json(self) -> dict:
         return {'profile': self.profile, 'device': self.device, 'seed': self.seed,
-                'timeout_s': self.timeout_s, 'memory_mb': self.memory_mb}
+                'timeout_s': self.timeout_s, 'memory_mb': self.memory_mb, 'sandbox': self.sandbox}
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from grader import assignments, report, scorecard
-from grader.errors import SubmissionError
+from grader import bwrap
+from grader.errors import GraderError, SubmissionError
 
 USAGE_ERROR = 2
 
@@ -61,6 +62,9 @@ def build_parser():
                         'submission gets ten times as much, at least 300 s)')
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running your code, in MB (default 4096)')
+    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+                   help='what confines your code: auto (bubblewrap where it runs, else the basic '
+                        'sandbox), bubblewrap (refuse to grade without it), basic')
 
     c = sub.add_parser('faults', help='the fault catalogue of a step')
     c.add_argument('--step', type=_step, required=True)
@@ -95,6 +99,9 @@ def build_parser():
     c.add_argument('--seed', type=_seed, help='one seed for every submission (default: each '
                    'submission\'s own, from its code\'s hash)')
     c.add_argument('--profile', choices=('book', 'extension'), default='book')
+    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+                   help='a batch grades many learners\' code on one machine, so it needs bubblewrap '
+                        '(auto and bubblewrap refuse to start without it); basic opts out')
 
     c = sub.add_parser('merge', help='merge batch shards into one summary')
     c.add_argument('folders', nargs='+', metavar='DIR', help='--out folders of batch shards')
@@ -124,6 +131,9 @@ def build_parser():
     c.add_argument('--memory', type=int, metavar='MB', help='with --autograder: see batch')
     c.add_argument('--profile', choices=('book', 'extension'), default='book',
                    help='with --autograder: scoring profile')
+    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+                   help='with --autograder: auto and bubblewrap require bubblewrap on Gradescope '
+                        '(setup.sh installs it); basic opts out')
     return p
 
 
@@ -175,7 +185,11 @@ def cmd_check(args):
         print('dezero-grade: --memory takes megabytes, at least 256 (Python and NumPy alone '
               'need about 150), found {}'.format(args.memory), file=sys.stderr)
         return USAGE_ERROR
-    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory)
+    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=args.sandbox)
+    try:
+        bwrap.resolve(args.sandbox)
+    except GraderError as e:
+        return _usage(e)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
                           limits=limits)
@@ -258,7 +272,7 @@ def cmd_batch(args):
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, device=args.device,
                                               seed=args.seed, timeout_s=args.timeout,
-                                              memory_mb=args.memory)
+                                              memory_mb=args.memory, sandbox=args.sandbox)
         shard = batch.Shard.parse(args.shard) if args.shard else None
         roster = roster_mod.read_csv(args.roster) if args.roster else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
@@ -298,7 +312,7 @@ def cmd_export(args):
             folder = autograder.write_folder(args.out, args.step, profile=options.profile,
                                              timeout_s=options.timeout_s,
                                              memory_mb=options.memory_mb,
-                                             visibility=args.visibility)
+                                             visibility=args.visibility, sandbox=args.sandbox)
         except (batch.BatchError, FileExistsError) as e:
             return _usage(e)
         print('wrote the Gradescope autograder for step {} to {}/ and {}.zip: upload the zip as '

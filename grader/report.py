@@ -53,9 +53,10 @@ def _key_evidence(check):
 def render(doc, colour=False, verbose=False) -> str:
     out = []
     a, sub, env = doc['assignment'], doc['submission'], doc['environment']
-    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {}'.format(
-        a['step'], a['title'], sub['id'], sub['content_hash'][:19], env['device_mode'],
-        doc['seed'], doc['profile']))
+    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · '
+               'sandbox {}'.format(a['step'], a['title'], sub['id'], sub['content_hash'][:19],
+                                   env['device_mode'], doc['seed'], doc['profile'],
+                                   env['sandbox']))
     verdict = doc['verdict'].upper()
     sc = doc['score']
     line = '{}  score {}/{}'.format(_colour(verdict, _COLOURS[doc['verdict']], colour),

@@ -8,6 +8,7 @@ learner code.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import hashlib
 import shutil
 import tempfile
@@ -15,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, load, score, scorecard
+from grader import assignments, bwrap, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
 from grader.errors import GraderError, SubmissionError
 from grader.model import FAILING, CheckResult, Finding
@@ -74,6 +75,9 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
+    # which sandbox, decided once: every worker of this grading gets it, the scorecard says it
+    options = dataclasses.replace(options, limits=dataclasses.replace(
+        options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:

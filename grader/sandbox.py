@@ -68,6 +68,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import bwrap
 from grader.errors import GraderError, WorkerFailure
 
 try:
@@ -105,13 +106,15 @@ class Limits:
     output_kb: int = 64
     frame_mb: int = 64
     grace_s: float = 0.5
+    sandbox: str = "auto"  # auto | bubblewrap | basic (see grader.bwrap)
 
     @classmethod
-    def with_options(cls, timeout_s: float | None = None, memory_mb: int | None = None) -> "Limits":
-        """The limits behind `--timeout` and `--memory` (check and batch alike): a per-request
-        timeout also stretches the whole-life and CPU budgets to ten times as much, never below
-        the defaults."""
-        limits = cls()
+    def with_options(cls, timeout_s: float | None = None, memory_mb: int | None = None,
+                     sandbox: str = "auto") -> "Limits":
+        """The limits behind `--timeout`, `--memory` and `--sandbox` (check and batch alike): a
+        per-request timeout also stretches the whole-life and CPU budgets to ten times as much,
+        never below the defaults."""
+        limits = cls(sandbox=sandbox)
         if timeout_s is not None:
             budget = max(limits.total_s, 10 * timeout_s)
             cpu_s = max(limits.cpu_s, int(budget) + 1) if budget > limits.total_s else limits.cpu_s
@@ -130,6 +133,8 @@ class Limits:
                 raise GraderError(f"Limits.{name} must be a positive int or None, found {value!r}")
         if self.grace_s < 0:
             raise GraderError(f"Limits.grace_s must be >= 0, found {self.grace_s!r}")
+        if self.sandbox not in bwrap.MODES:
+            raise GraderError(f"Limits.sandbox must be one of {bwrap.MODES}, found {self.sandbox!r}")
 
 
 # -- the process table ----------------------------------------------------------------------------
@@ -254,8 +259,10 @@ class Worker:
         self.hidden = tuple(Path(p) for p in hidden)
         self.network = network
         self.network_isolated = False  # set by start(): the worker got a network namespace of its own
+        self.sandbox = bwrap.resolve(limits.sandbox)  # 'bubblewrap' or 'basic': what confines it
         self.landlock = 0              # set by start(): the Landlock ABI confining its writes (0: none)
-        self.pid: int | None = None
+        self.pid: int | None = None         # the process started (bubblewrap's, when it confines)
+        self.worker_pid: int | None = None  # the worker's Python process
         self.effective_limits: dict = {}
         self.failure: WorkerFailure | None = None
         self._proc: subprocess.Popen | None = None
@@ -288,9 +295,15 @@ class Worker:
         ans_r, ans_w = os.pipe()
         env = self._environment(tmpdir)
         env[FDS_ENV] = f"{req_r},{ans_w}"
-        preexec = _preexec(self.limits, isolate_network=not self.network)
         argv = [sys.executable, "-c", _BOOTSTRAP, "--handler", self.handler,
                 "--max-frame", str(self.limits.frame_mb * 2**20)]
+        if self.sandbox == "bubblewrap":
+            # bubblewrap makes the namespaces itself (the network one included)
+            preexec = _preexec(self.limits, isolate_network=False)
+            argv = bwrap.command(cwd=self.cwd, grader_dir=_GRADER_ROOT / "grader", sys_path=self.sys_path,
+                                 hidden=self.hidden, network=self.network) + argv
+        else:
+            preexec = _preexec(self.limits, isolate_network=not self.network)
         try:
             self._proc = subprocess.Popen(
                 argv, cwd=self.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -307,7 +320,8 @@ class Worker:
         self._req_w, self._ans_r = req_w, ans_r
         os.set_blocking(req_w, False)
         self.pid = self._proc.pid
-        self.network_isolated = _own_network_namespace(self.pid)
+        self.network_isolated = _own_network_namespace(self.pid) or (
+            self.sandbox == "bubblewrap" and not self.network)
         self._namespace, self._namespace_fd = _private_namespace(self.pid)
         self._started = time.monotonic()
         self._deadline = self._started + self.limits.total_s
@@ -320,6 +334,7 @@ class Worker:
             raise GraderError(f"the worker could not import its handler {self.handler!r}: "
                               f"{error.get('type')}: {error.get('message')} (at {error.get('where')})")
         result = hello.get("result") or {}
+        self.worker_pid = self._find_worker_pid()
         self.effective_limits = result.get("limits") or {}
         self.landlock = int(result.get("landlock") or 0)
 
@@ -467,7 +482,7 @@ class Worker:
         status = self._status
         if status is None:
             self._raise("crashed", "its exit status could not be read")
-        code = os.waitstatus_to_exitcode(status)
+        code = self._exit_code()
         if code < 0:
             sig = -code
             if sig == signal.SIGXCPU:
@@ -519,11 +534,11 @@ class Worker:
             if where:
                 message += f" (it was running {where})"
         code = None
-        if self._status is not None and os.waitstatus_to_exitcode(self._status) >= 0:
-            code = os.waitstatus_to_exitcode(self._status)
+        if self._status is not None and self._exit_code() >= 0:
+            code = self._exit_code()
         sig = signal_number
-        if sig is None and self._status is not None and os.waitstatus_to_exitcode(self._status) < 0:
-            sig = -os.waitstatus_to_exitcode(self._status)
+        if sig is None and self._status is not None and self._exit_code() < 0:
+            sig = -self._exit_code()
         self.failure = WorkerFailure(reason, message, exit_code=exit_code if exit_code is not None else code,
                                      signal=sig, output_tail=tail)
         self._release()
@@ -542,9 +557,27 @@ class Worker:
             return f"{path}:{m['line']} in {m['func']}"
         return None
 
+    def _find_worker_pid(self) -> int:
+        """The worker's own process (this machine's pid): the started process itself, or inside
+        bubblewrap the Python process below bubblewrap's own two."""
+        if self.sandbox != "bubblewrap":
+            return self.pid
+        table = _proc_table() or {}
+        python = os.path.realpath(sys.executable)
+        todo = [self.pid]
+        while todo:
+            pid = todo.pop(0)
+            try:
+                if pid != self.pid and os.path.realpath(f"/proc/{pid}/exe") == python:
+                    return pid
+            except OSError:
+                pass
+            todo.extend(p.pid for p in table.values() if p.ppid == pid)
+        return self.pid
+
     def _dump_stacks(self) -> None:
         try:
-            os.kill(self.pid, signal.SIGUSR1)
+            os.kill(self.worker_pid, signal.SIGUSR1)
         except (ProcessLookupError, AttributeError):
             return
         end, before = time.monotonic() + _DUMP_WAIT_S, self._drain.total
@@ -574,6 +607,15 @@ class Worker:
         self._status = status
         self._cpu_used = usage.ru_utime + usage.ru_stime
         self._proc.returncode = os.waitstatus_to_exitcode(status)
+
+    def _exit_code(self) -> int:
+        """How the worker ended, as ``os.waitstatus_to_exitcode`` says it (negative: the signal
+        that killed it). bubblewrap reports a sandboxed process killed by signal N as exit status
+        128 + N; that is read back as the signal."""
+        code = os.waitstatus_to_exitcode(self._status)
+        if self.sandbox == "bubblewrap" and 128 < code < 128 + signal.NSIG:
+            return -(code - 128)
+        return code
 
     def _wait_exit(self, deadline: float) -> None:
         while not self._reaped and time.monotonic() < deadline:

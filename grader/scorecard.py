@@ -20,7 +20,7 @@ SCHEMA_VERSION = '1.0'
 TOOL_VERSION = '0.1.0'
 
 
-def _environment(device_mode):
+def _environment(device_mode, sandbox):
     cupy_version = None
     if device_mode == 'cuda':
         try:
@@ -29,7 +29,7 @@ def _environment(device_mode):
         except Exception:
             cupy_version = None
     return {'python': platform.python_version(), 'numpy': np.__version__,
-            'cupy': cupy_version, 'device_mode': device_mode,
+            'cupy': cupy_version, 'device_mode': device_mode, 'sandbox': sandbox,
             'platform': '{} {}'.format(platform.system(), platform.machine())}
 
 
@@ -80,7 +80,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
         'submission': {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path},
         'assignment': {'step': assignment.step, 'title': assignment.title},
-        'environment': _environment(device_mode),
+        'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
         'seed': seed,
         'verdict': verdict.verdict,
@@ -108,7 +108,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
             'content_hash': submission.content_hash if submission else 'unknown',
             'entry': submission.entry.path if submission else None},
         'assignment': {'step': assignment.step, 'title': assignment.title},
-        'environment': _environment(device_mode),
+        'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
         'seed': seed,
         'verdict': v.verdict,

@@ -54,7 +54,7 @@ PYTHON="${{DEZERO_PYTHON:-python3}}"
 mkdir -p "$DEZERO_RESULTS_DIR"
 PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grader.py" \
     --step {step} --profile {profile} --timeout {timeout} --memory {memory} \
-    --visibility {visibility}
+    --visibility {visibility} --sandbox {sandbox}
 if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
     # The grader could not even start: the learner still gets a clean message.
     cat > "$DEZERO_RESULTS_DIR/results.json" <<'JSON'
@@ -73,6 +73,11 @@ SOURCE="${{DEZERO_SOURCE_DIR:-{root}/source}}"
 PYTHON="${{DEZERO_PYTHON:-python3}}"
 if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
     apt-get install -y python3-pip
+fi
+# the code of every student is graded on this image: in bubblewrap, unless the folder was
+# written with --sandbox basic
+if ! command -v bwrap >/dev/null 2>&1; then
+    (apt-get update && apt-get install -y bubblewrap) || echo "setup.sh: could not install bubblewrap"
 fi
 "$PYTHON" -m pip install --no-cache-dir -r "$SOURCE/requirements.txt" \
     || "$PYTHON" -m pip install --no-cache-dir --break-system-packages -r "$SOURCE/requirements.txt"
@@ -116,7 +121,7 @@ def _executable(path: Path, text: str) -> None:
 
 
 def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 30.0,
-                 memory_mb: int = 4096, visibility: str = 'visible',
+                 memory_mb: int = 4096, visibility: str = 'visible', sandbox: str = 'auto',
                  make_zip: bool = True) -> Path:
     """Write the autograder folder (and `<dest>.zip`); returns the folder."""
     from grader import assignments
@@ -129,8 +134,10 @@ def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 3
     dest.mkdir(parents=True, exist_ok=True)
     _copy_grader(dest)
     (dest / 'requirements.txt').write_text('\n'.join(REQUIREMENTS) + '\n', encoding='utf-8')
+    if sandbox not in ('auto', 'bubblewrap', 'basic'):
+        raise ValueError('sandbox must be auto, bubblewrap or basic')
     values = dict(step=step, profile=profile, timeout=timeout_s, memory=memory_mb,
-                  visibility=visibility, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+                  visibility=visibility, sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
     (dest / 'start_grader.py').write_text(_START, encoding='utf-8')
     _executable(dest / 'run_autograder', _RUN.format(**values))
     _executable(dest / 'setup.sh', _SETUP.format(**values))
@@ -177,6 +184,7 @@ def main(argv=None) -> int:
     p.add_argument('--timeout', type=float, default=30.0)
     p.add_argument('--memory', type=int, default=4096)
     p.add_argument('--visibility', choices=gradescope.VISIBILITIES, default='visible')
+    p.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto')
     p.add_argument('--submission', default=env.get('DEZERO_SUBMISSION_DIR', str(root / 'submission')))
     p.add_argument('--results', default=env.get('DEZERO_RESULTS_DIR', str(root / 'results')))
     args = p.parse_args(argv)
@@ -184,7 +192,8 @@ def main(argv=None) -> int:
     try:
         from grader import batch, report, run
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile,
-                                              timeout_s=args.timeout, memory_mb=args.memory)
+                                              timeout_s=args.timeout, memory_mb=args.memory,
+                                              sandbox=args.sandbox)
         doc = run.grade(_submission(Path(args.submission)), args.step, options.run_options())
         gradescope.write(results_path, doc, visibility=args.visibility)
         sys.stdout.write(report.render(doc))

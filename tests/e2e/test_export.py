@@ -299,7 +299,7 @@ def test_the_autograder_grades_a_submission_as_gradescope_runs_it(graded_batch, 
     shutil.copytree(root / 'submissions' / 'carol', box / 'submission', dirs_exist_ok=True)
     results, proc = _run_box(box)
     carol = _cards(out)['carol']
-    assert results['score'] == carol['score']['earned'] < 33
+    assert results['score'] == carol['score']['earned'] < 33, proc.stdout[-3000:]
     assert results['extra_data']['content_hash'] == carol['submission']['content_hash']
     assert [t['status'] for t in results['tests']] == [
         'failed' if c['status'] in ('failed', 'error', 'timeout') else 'passed'

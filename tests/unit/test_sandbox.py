@@ -1,5 +1,6 @@
 """The worker sandbox: every way learner code can misbehave comes back as data, nothing outlives it."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -11,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import wire
+from grader import bwrap, wire
 from grader.errors import GraderError, WorkerFailure
 from grader.sandbox import Limits, Worker
 
@@ -19,6 +20,17 @@ HERE = Path(__file__).resolve().parent
 FAST = Limits(call_s=10, total_s=60, cpu_s=30, memory_mb=1024, fsize_mb=8, output_kb=64, grace_s=0.2)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX only")
+_MODE = {"sandbox": "auto"}
+
+
+@pytest.fixture(autouse=True, params=["bubblewrap", "basic"])
+def sandbox_mode(request):
+    """Every test runs in both sandboxes: bubblewrap, and the basic one it falls back to."""
+    if request.param == "bubblewrap" and bwrap.unavailable():
+        pytest.skip(bwrap.unavailable())
+    _MODE["sandbox"] = request.param
+    yield request.param
+    _MODE["sandbox"] = "auto"
 
 
 def alive(pid: int) -> bool:
@@ -36,6 +48,25 @@ def alive(pid: int) -> bool:
         return True
 
 
+def host_pid(w: Worker, inner: int) -> int:
+    """A pid the worker reported from inside, as this machine numbers it (inside bubblewrap the
+    worker has a PID namespace of its own)."""
+    if w.sandbox != "bubblewrap":
+        return inner
+    ns = os.stat(f"/proc/{w.worker_pid}/ns/pid").st_ino
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{name}/ns/pid").st_ino != ns:
+                continue
+            with open(f"/proc/{name}/status") as f:
+                nspid = next(line for line in f if line.startswith("NSpid:"))
+        except (OSError, StopIteration):
+            continue
+        if int(nspid.split()[-1]) == inner:
+            return int(name)
+    raise AssertionError(f"no process {inner} in the worker's PID namespace")
+
+
 def assert_gone(*pids: int) -> None:
     end = time.monotonic() + 3
     while any(alive(p) for p in pids) and time.monotonic() < end:
@@ -51,7 +82,8 @@ def scratch(tmp_path):
 
 
 def worker(scratch, limits=FAST, **kw):
-    return Worker(scratch, [HERE], limits, handler="sandbox_handler", **kw)
+    return Worker(scratch, [HERE], dataclasses.replace(limits, sandbox=_MODE["sandbox"]),
+                  handler="sandbox_handler", **kw)
 
 
 def failure_of(w: Worker, msg: dict, **kw) -> WorkerFailure:
@@ -65,7 +97,7 @@ def failure_of(w: Worker, msg: dict, **kw) -> WorkerFailure:
 def test_ping_echo_and_wire_arrays_round_trip(scratch):
     with worker(scratch) as w:
         pong = w.request({"op": "ping"})["result"]
-        assert pong == {"reply": "pong", "pid": w.pid}
+        assert pong["reply"] == "pong" and host_pid(w, pong["pid"]) == w.worker_pid
         assert w.request({"op": "echo", "value": {"a": [1, "x", None]}})["result"] == {"a": [1, "x", None]}
         got = wire.decode(w.request({"op": "arrays"})["result"])
         np.testing.assert_array_equal(got["a"].data, np.arange(6, dtype=np.float32).reshape(2, 3))
@@ -85,7 +117,9 @@ def test_environment_is_scrubbed_and_limits_applied(scratch, monkeypatch):
     assert env["EXTRA"] == "1" and env["LC_ALL"] == "C.UTF-8"
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(HERE)  # learner folders come first
     assert info["cwd"] == str(scratch.resolve())
-    assert info["pgid"] == info["pid"] == info["sid"]  # own session and process group
+    assert info["pgid"] == info["sid"]  # own session and process group
+    if w.sandbox != "bubblewrap":  # (inside bubblewrap, its init leads them)
+        assert info["pgid"] == info["pid"]
     assert info["stdin"] == ""  # /dev/null
     limits = info["limits"]
     assert limits["as"][0] == FAST.memory_mb * 2**20
@@ -96,7 +130,7 @@ def test_environment_is_scrubbed_and_limits_applied(scratch, monkeypatch):
 
 
 def test_numpy_worker_runs_under_the_default_limits(scratch):
-    with Worker(scratch, [HERE], Limits(call_s=20), handler="sandbox_handler") as w:
+    with worker(scratch, Limits(call_s=20)) as w:
         assert w.effective_limits["as"][0] == 4096 * 2**20
         assert w.request({"op": "alloc", "mb": 64})["result"] == 64 * 2**20
 
@@ -267,18 +301,18 @@ def test_broken_protocol(scratch, op):
 
 def test_close_kills_children_that_ignore_sigterm_and_setsid_grandchildren(scratch):
     with worker(scratch) as w:
-        pids = w.request({"op": "spawn"})["result"]
-        worker_pid = w.pid
+        pids = {k: host_pid(w, v) for k, v in w.request({"op": "spawn"})["result"].items()}
+        worker_pid = w.worker_pid
         assert alive(pids["child"]) and alive(pids["grandchild"])
-    assert_gone(worker_pid, pids["child"], pids["grandchild"])
+    assert_gone(worker_pid, w.pid, pids["child"], pids["grandchild"])
 
 
 def test_daemonised_grandchild_stays_findable_and_dies(scratch):
     with worker(scratch) as w:
-        daemon = w.request({"op": "daemon"})["result"]["daemon"]
+        daemon = host_pid(w, w.request({"op": "daemon"})["result"]["daemon"])
         if os.path.exists("/proc"):
             with open(f"/proc/{daemon}/stat") as f:
-                assert int(f.read().rsplit(")", 1)[1].split()[1]) == w.pid  # the worker is its subreaper
+                assert int(f.read().rsplit(")", 1)[1].split()[1]) == w.worker_pid  # its subreaper
         failure = failure_of(w, {"op": "os_exit", "code": 0})
     assert failure.reason == "exited" and failure.exit_code == 0
     assert_gone(daemon)
@@ -286,15 +320,34 @@ def test_daemonised_grandchild_stays_findable_and_dies(scratch):
 
 def test_children_die_with_a_worker_that_exits_abruptly(scratch):
     with worker(scratch) as w:
+        namespace = os.stat(f"/proc/{w.worker_pid}/ns/pid").st_ino
         failure = failure_of(w, {"op": "spawn", "then_exit": 7})
     assert failure.reason == "exited" and failure.exit_code == 7
     pids = json.loads((scratch / "pids.json").read_text())
-    assert_gone(pids["child"], pids["grandchild"])
+    if w.sandbox == "bubblewrap":
+        # the children were numbered inside the worker's PID namespace: none may be left in it
+        end = time.monotonic() + 3
+        while _in_pid_namespace(namespace) and time.monotonic() < end:
+            time.sleep(0.02)
+        assert not _in_pid_namespace(namespace), "processes outlived the worker"
+    else:
+        assert_gone(pids["child"], pids["grandchild"])
+
+
+def _in_pid_namespace(ino: int) -> list:
+    found = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{name}/ns/pid").st_ino == ino and alive(int(name)):
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
 
 
 def test_children_die_when_a_request_times_out(scratch):
     with worker(scratch) as w:
-        pids = w.request({"op": "spawn"})["result"]
+        pids = {k: host_pid(w, v) for k, v in w.request({"op": "spawn"})["result"].items()}
         failure_of(w, {"op": "loop"}, timeout=0.3)
     assert_gone(pids["child"], pids["grandchild"])
 

@@ -51,7 +51,7 @@ import tempfile
 import time
 import traceback
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import bwrap, load, schema, scorecard
@@ -130,12 +130,13 @@ class BatchOptions:
     seed: int | None = None
     timeout_s: float = Limits.call_s
     memory_mb: int | None = Limits.memory_mb
-    sandbox: str = 'bubblewrap'
+    sandbox: str = field(default_factory=lambda: bwrap.require_strong(bwrap.default_mode(),
+                                                                      'a batch'))
 
     @classmethod
     def from_cli(cls, step: int, *, profile: str = 'book', device: str = 'auto',
                  seed: int | None = None, timeout_s: float | None = None,
-                 memory_mb: int | None = None, sandbox: str = 'auto') -> 'BatchOptions':
+                 memory_mb: int | None = None, sandbox: str | None = None) -> 'BatchOptions':
         """Options from command-line values (None: the default), checked as `check` checks them.
         The code of many learners meets here, so the sandbox is bubblewrap unless `basic` opts
         out (`auto` and `bubblewrap` refuse to start without it)."""
@@ -146,7 +147,7 @@ class BatchOptions:
             raise BatchError('--memory takes megabytes, at least 256 (Python and NumPy alone need '
                              'about 150), found {}'.format(memory_mb))
         try:
-            sandbox = bwrap.require_strong(sandbox, 'a batch')
+            sandbox = bwrap.require_strong(sandbox or bwrap.default_mode(), 'a batch')
         except GraderError as e:
             raise BatchError(str(e)) from None
         return cls(step, profile, device, seed,

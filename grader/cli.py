@@ -62,9 +62,10 @@ def build_parser():
                         'submission gets ten times as much, at least 300 s)')
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running your code, in MB (default 4096)')
-    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+    c.add_argument('--sandbox', choices=bwrap.MODES, default=None,
                    help='what confines your code: auto (bubblewrap where it runs, else the basic '
-                        'sandbox), bubblewrap (refuse to grade without it), basic')
+                        'sandbox), bubblewrap (refuse to grade without it), basic (default: '
+                        '$DEZERO_GRADER_SANDBOX, else auto)')
 
     c = sub.add_parser('faults', help='the fault catalogue of a step')
     c.add_argument('--step', type=_step, required=True)
@@ -99,9 +100,10 @@ def build_parser():
     c.add_argument('--seed', type=_seed, help='one seed for every submission (default: each '
                    'submission\'s own, from its code\'s hash)')
     c.add_argument('--profile', choices=('book', 'extension'), default='book')
-    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+    c.add_argument('--sandbox', choices=bwrap.MODES, default=None,
                    help='a batch grades many learners\' code on one machine, so it needs bubblewrap '
-                        '(auto and bubblewrap refuse to start without it); basic opts out')
+                        '(auto and bubblewrap refuse to start without it); basic opts out (default: '
+                        '$DEZERO_GRADER_SANDBOX, else auto)')
 
     c = sub.add_parser('merge', help='merge batch shards into one summary')
     c.add_argument('folders', nargs='+', metavar='DIR', help='--out folders of batch shards')
@@ -131,7 +133,7 @@ def build_parser():
     c.add_argument('--memory', type=int, metavar='MB', help='with --autograder: see batch')
     c.add_argument('--profile', choices=('book', 'extension'), default='book',
                    help='with --autograder: scoring profile')
-    c.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto',
+    c.add_argument('--sandbox', choices=bwrap.MODES, default='auto',
                    help='with --autograder: auto and bubblewrap require bubblewrap on Gradescope '
                         '(setup.sh installs it); basic opts out')
     return p
@@ -185,11 +187,12 @@ def cmd_check(args):
         print('dezero-grade: --memory takes megabytes, at least 256 (Python and NumPy alone '
               'need about 150), found {}'.format(args.memory), file=sys.stderr)
         return USAGE_ERROR
-    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=args.sandbox)
     try:
-        bwrap.resolve(args.sandbox)
+        sandbox = args.sandbox or bwrap.default_mode()
+        bwrap.resolve(sandbox)
     except GraderError as e:
         return _usage(e)
+    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
                           limits=limits)

@@ -89,6 +89,7 @@ def _build() -> dict:
     cp = mods["cupy"]
     for sub in ("cuda", "random", "linalg", "fft", "_util"):
         setattr(cp, sub, mods[f"cupy.{sub}"])
+    cp._cupyx = mods["cupyx"]   # CuPy's own private alias (`import cupyx as _cupyx`), which code uses
     mods["cupy.cuda"].runtime = mods["cupy.cuda.runtime"]
     mods["cupy.cuda"].memory = mods["cupy.cuda.memory"]
     state.MODULES.update(mods)

@@ -337,6 +337,11 @@ def test_row27_scatter_add_current_era(cp):
     np.testing.assert_array_equal(a.get(), [2, 0, 1])
     cp.add.at(a, np.array([1, 1]), cp.array([0.5, 0.25]))
     np.testing.assert_array_equal(a.get(), [2, 0.75, 1])
+    # CuPy keeps `cupyx` as the private `cupy._cupyx` (`import cupyx as _cupyx`); code reaches it so
+    assert cp._cupyx is cupyx
+    with pytest.warns(DeprecationWarning):
+        cp._cupyx.scatter_add(a, cp.array([2]), 1.0)
+    np.testing.assert_array_equal(a.get(), [2, 0.75, 2])
     assert sd.findings() == []
 
 

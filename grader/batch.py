@@ -125,7 +125,8 @@ def shard_of(submission_id: str, count: int) -> int:
 class BatchOptions:
     """What every scorecard of a batch is graded with (and what a receipt must match)."""
     step: int
-    profile: str = 'book'
+    profile: str = 'book'         # which tiers decide
+    era: str = 'book'             # the environment the code must run in (book: 2020, current)
     device: str = 'auto'
     seed: int | None = None
     timeout_s: float = Limits.call_s
@@ -134,8 +135,8 @@ class BatchOptions:
                                                                       'a batch'))
 
     @classmethod
-    def from_cli(cls, step: int, *, profile: str = 'book', device: str = 'auto',
-                 seed: int | None = None, timeout_s: float | None = None,
+    def from_cli(cls, step: int, *, profile: str = 'book', era: str = 'book',
+                 device: str = 'auto', seed: int | None = None, timeout_s: float | None = None,
                  memory_mb: int | None = None, sandbox: str | None = None) -> 'BatchOptions':
         """Options from command-line values (None: the default), checked as `check` checks them.
         The code of many learners meets here, so the sandbox is bubblewrap unless `basic` opts
@@ -146,11 +147,13 @@ class BatchOptions:
         if memory_mb is not None and memory_mb < 256:
             raise BatchError('--memory takes megabytes, at least 256 (Python and NumPy alone need '
                              'about 150), found {}'.format(memory_mb))
+        if era not in ('book', 'current'):
+            raise BatchError('--era is book or current, found {!r}'.format(era))
         try:
             sandbox = bwrap.require_strong(sandbox or bwrap.default_mode(), 'a batch')
         except GraderError as e:
             raise BatchError(str(e)) from None
-        return cls(step, profile, device, seed,
+        return cls(step, profile, era, device, seed,
                    Limits.call_s if timeout_s is None else float(timeout_s),
                    Limits.memory_mb if memory_mb is None else memory_mb, sandbox)
 
@@ -163,10 +166,10 @@ class BatchOptions:
     def run_options(self):
         from grader import run
         return run.Options(device=self.device, seed=self.seed, profile=self.profile,
-                           limits=self.limits())
+                           era=self.era, limits=self.limits())
 
     def to_json(self) -> dict:
-        return {'profile': self.profile, 'device': self.device, 'seed': self.seed,
+        return {'profile': self.profile, 'era': self.era, 'device': self.device, 'seed': self.seed,
                 'timeout_s': self.timeout_s, 'memory_mb': self.memory_mb, 'sandbox': self.sandbox}
 
 
@@ -568,6 +571,20 @@ def _fault_counts(graded) -> list:
     return [dict(r, checks=sorted(r['checks'])) for r in rows]
 
 
+def _drift_counts(graded) -> list:
+    """Per API of the 2020 stack the scorecards list: how many submissions and places met it."""
+    table = {}
+    for submission_id, doc in graded:
+        for f in doc.get('compatibility', ()):
+            row = table.setdefault(f['api'], {'api': f['api'], 'since': f.get('since', ''),
+                                              'fix': f.get('fix', ''), 'ids': set(), 'places': 0})
+            row['ids'].add(submission_id)
+            row['places'] += 1
+    rows = sorted(table.values(), key=lambda r: (-len(r['ids']), r['api']))
+    return [{'api': r['api'], 'since': r['since'], 'fix': r['fix'], 'submissions': len(r['ids']),
+             'places': r['places']} for r in rows]
+
+
 def _roster_report(roster, considered, shards) -> dict | None:
     if roster is None:
         return None
@@ -606,6 +623,7 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'scores': _score_stats(graded, assignment['possible']),
         'checks': _check_rates(graded),
         'faults': _fault_counts(graded),
+        'compatibility': _drift_counts(graded),
         'ungraded': ungraded,
         'submissions': [{'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
                          'content_hash': doc['submission']['content_hash'],
@@ -883,6 +901,13 @@ def render(summary: dict, out, *, merged: bool = False) -> str:
     if summary['faults']:
         lines.append('  most frequent faults: ' + ', '.join(
             '{} ({})'.format(f['id'], f['submissions']) for f in summary['faults'][:5]))
+    if summary.get('compatibility'):
+        era = summary['options'].get('era', 'book')
+        lines.append('  drifts of the environment ({}): '.format(
+            'graded as in 2020, not failures' if era == 'book' else 'required to run on today\'s stack')
+            + ', '.join('{} ({} submission{})'.format(d['api'], d['submissions'],
+                                                   '' if d['submissions'] == 1 else 's')
+                        for d in summary['compatibility'][:6]))
     if summary['ungraded']:
         lines.append('  could not be graded:')
         for u in summary['ungraded']:

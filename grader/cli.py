@@ -49,12 +49,16 @@ def build_parser():
     c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto',
                    help='auto: a real GPU when CuPy finds one, else the simulated device')
     c.add_argument('--seed', type=_seed, help='reproduce a run (default: from your code\'s hash)')
-    c.add_argument('--profile', choices=('book', 'extension'), default='book')
+    c.add_argument('--profile', choices=('book', 'extension'), default='book',
+                   help='which checks decide the verdict: book (default) or also the extension tier')
+    c.add_argument('--era', choices=('book', 'current'), default='book',
+                   help='the environment your code must run in. book (default): the book\'s 2020 NumPy and '
+                        'CuPy -- removed APIs it used (np.int, cupy.scatter_add, numpy.lib.* imports) '
+                        'still work and are listed as compatibility findings; current: today\'s '
+                        'NumPy 2 and CuPy 14, where the same uses fail')
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
-    c.add_argument('--era', choices=('current', 'book'), default='current',
-                   help='simulated CuPy API era: current (CuPy 14) or book (CuPy < 8)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
     c.add_argument('--no-cache', action='store_true', help='recompute the reference observations')
     c.add_argument('--timeout', type=float, metavar='S',
@@ -104,6 +108,8 @@ def build_parser():
                    help='a batch grades many learners\' code on one machine, so it needs bubblewrap '
                         '(auto and bubblewrap refuse to start without it); basic opts out (default: '
                         '$DEZERO_GRADER_SANDBOX, else auto)')
+    c.add_argument('--era', choices=('book', 'current'), default='book',
+                   help='see check --era')
 
     c = sub.add_parser('merge', help='merge batch shards into one summary')
     c.add_argument('folders', nargs='+', metavar='DIR', help='--out folders of batch shards')
@@ -136,6 +142,8 @@ def build_parser():
     c.add_argument('--sandbox', choices=bwrap.MODES, default='auto',
                    help='with --autograder: auto and bubblewrap require bubblewrap on Gradescope '
                         '(setup.sh installs it); basic opts out')
+    c.add_argument('--era', choices=('book', 'current'), default='book',
+                   help='with --autograder: the environment the code must run in (see check --era)')
     return p
 
 
@@ -273,7 +281,8 @@ def cmd_batch(args):
     if args.jobs is not None and args.jobs < 1:
         return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
     try:
-        options = batch.BatchOptions.from_cli(args.step, profile=args.profile, device=args.device,
+        options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
+                                              device=args.device,
                                               seed=args.seed, timeout_s=args.timeout,
                                               memory_mb=args.memory, sandbox=args.sandbox)
         shard = batch.Shard.parse(args.shard) if args.shard else None
@@ -310,9 +319,13 @@ def cmd_export(args):
                           'export --format gradescope --autograder --step N --out FOLDER')
         from grader import batch
         try:
-            options = batch.BatchOptions.from_cli(args.step, profile=args.profile,
-                                                  timeout_s=args.timeout, memory_mb=args.memory)
+            # checks the values only: the folder is written here and graded on Gradescope, so
+            # bubblewrap is needed there, not on this machine
+            options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
+                                                  timeout_s=args.timeout, memory_mb=args.memory,
+                                                  sandbox='basic')
             folder = autograder.write_folder(args.out, args.step, profile=options.profile,
+                                             era=options.era,
                                              timeout_s=options.timeout_s,
                                              memory_mb=options.memory_mb,
                                              visibility=args.visibility, sandbox=args.sandbox)

@@ -59,7 +59,7 @@ class Observed:
     observations: dict     # Probe -> Observation
     setup: dict | None     # what setup reported (demo_error, gpu_enable, import_s)
     failure: SetupFailure | None
-    findings: tuple = ()   # compatibility findings of the simulated device
+    findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
     output_tail: str = ''
 
 
@@ -164,6 +164,7 @@ class _Session:
         self.target, self.device_mode, self.limits, self.era = target, device_mode, limits, era
         self.worker = None
         self.setup_info = None
+        self._findings = {}
         self.output_tail = ''
         self.deadline = time.monotonic() + limits.total_s
         self.learner = target.entry.get('kind') != 'reference'
@@ -183,7 +184,24 @@ class _Session:
             tail = self.close()
             return _setup_failure(answer['error'], tail)
         self.setup_info = answer['result']
+        if isinstance(self.setup_info, dict):
+            self.note_findings(self.setup_info.get('findings'))
         return None
+
+    def note_findings(self, found):
+        """Compatibility findings a worker reported (at setup, at the end), kept across restarts:
+        one per (api, where), with the highest count seen."""
+        try:
+            for f in found or ():
+                item = _compat(f)
+                key = (item['api'], item['where'])
+                if key not in self._findings or self._findings[key]['count'] < item['count']:
+                    self._findings[key] = item
+        except (AttributeError, TypeError, ValueError):
+            pass   # a worker that garbles them loses them
+
+    def findings(self) -> tuple:
+        return tuple(self._findings.values())
 
     def close(self):
         if self.worker is not None:
@@ -293,13 +311,14 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
                 observations[probe] = _error_observation(probe, error, duration)
             if progress:
                 progress()
-        if session.worker is not None and device_mode == 'sim':
+        if session.worker is not None:
             try:
                 answer = session.worker.request({'op': 'findings'})
                 if answer['ok']:
-                    findings = tuple(_compat(f) for f in wire.decode(answer['result']))
-            except (WorkerFailure, GraderError, AttributeError, TypeError):
-                findings = ()   # compatibility notes are advice; a worker that garbles them loses them
+                    session.note_findings(wire.decode(answer['result']))
+            except (WorkerFailure, GraderError):
+                pass   # compatibility notes are advice; a worker that garbles them loses them
+        findings = session.findings()
     finally:
         tail = session.close()
     return Observed(observations, session.setup_info, None, findings, tail)
@@ -318,8 +337,9 @@ def _believed_skip(probe, device_mode, limits) -> bool:
 
 
 def _compat(f):
-    return {'api': str(f.get('api', '')), 'message': str(f.get('message', '')),
-            'where': str(f.get('where', ''))}
+    return {'api': str(f.get('api', '')), 'where': str(f.get('where', '')),
+            'message': str(f.get('message', '')), 'since': str(f.get('since', '')),
+            'fix': str(f.get('fix', '')), 'count': max(1, int(f.get('count', 1)))}
 
 
 # -- the reference, cached ------------------------------------------------------------------------

@@ -53,9 +53,9 @@ def _key_evidence(check):
 def render(doc, colour=False, verbose=False) -> str:
     out = []
     a, sub, env = doc['assignment'], doc['submission'], doc['environment']
-    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · '
+    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '
                'sandbox {}'.format(a['step'], a['title'], sub['id'], sub['content_hash'][:19],
-                                   env['device_mode'], doc['seed'], doc['profile'],
+                                   env['device_mode'], doc['seed'], doc['profile'], doc['era'],
                                    env['sandbox']))
     verdict = doc['verdict'].upper()
     sc = doc['score']
@@ -67,6 +67,7 @@ def render(doc, colour=False, verbose=False) -> str:
     line += '  {:.1f} s'.format(doc['duration_s'])
     out.append(line)
     out.append('  ' + doc['reason'])
+    out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':
         inv = doc.get('invalid', {})
         out.append('  [{}]'.format(inv.get('code', '')))
@@ -115,12 +116,25 @@ def render(doc, colour=False, verbose=False) -> str:
             if c['status'] not in FAILING:
                 out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
                                                   c['id'], c['message']))
-    if doc['compatibility']:
-        out.append('')
-        out.append('compatibility notes (not failures):')
-        for f in doc['compatibility'][:5]:
-            out.append('  {} at {}: {}'.format(f['api'], f['where'], f['message']))
     return '\n'.join(out) + '\n'
+
+
+def _compatibility(doc, limit=12):
+    """The drifts of the environment the code met: listed right under the verdict, since they
+    are what breaks first when the code leaves the book's 2020 stack."""
+    found = doc.get('compatibility') or []
+    if not found:
+        return []
+    out = ['', 'compatibility findings: graded in the book\'s 2020 environment (not failures; '
+           'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break:']
+    for f in found[:limit]:
+        since = ' ({})'.format(f['since']) if f.get('since') else ''
+        out.append('  ! {} at {}: {}{}'.format(f['api'], f['where'], f['message'], since))
+        if f.get('fix'):
+            out.append('      fix: {}'.format(f['fix']))
+    if len(found) > limit:
+        out.append('  ... and {} more in the scorecard (--json)'.format(len(found) - limit))
+    return out
 
 
 class Progress:

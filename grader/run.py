@@ -29,8 +29,8 @@ from grader.sandbox import Limits
 class Options:
     device: str = 'auto'          # auto | sim | cuda | cpu
     seed: int | None = None
-    profile: str = 'book'
-    era: str = 'current'
+    profile: str = 'book'         # book | extension: which tiers decide the verdict
+    era: str = 'book'             # book | current: the environment the code must run in
     limits: Limits = field(default_factory=Limits)
     use_cache: bool = True
     only: tuple = ()              # check ids to run (empty: all)

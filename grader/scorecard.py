@@ -82,6 +82,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'assignment': {'step': assignment.step, 'title': assignment.title},
         'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
+        'era': options.era,
         'seed': seed,
         'verdict': verdict.verdict,
         'reason': verdict.reason,
@@ -89,7 +90,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
                   'extension': {'earned': verdict.extension_earned,
                                 'possible': verdict.extension_possible}},
         'checks': [_check(r) for r in results],
-        'compatibility': list(learner.findings),
+        'compatibility': compatibility(learner.findings, sub),
         'generated_at': _now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
@@ -110,6 +111,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'assignment': {'step': assignment.step, 'title': assignment.title},
         'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
+        'era': options.era,
         'seed': seed,
         'verdict': v.verdict,
         'reason': message,
@@ -126,6 +128,20 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
     }
     schema.validate('scorecard', doc)
     return doc
+
+
+def compatibility(findings, submission=None) -> list:
+    """The drifts of the environment the code met, for the scorecard: each (api, file:line)
+    once, its `where` relative to the submission's top (never a scratch folder's path)."""
+    out, seen = [], set()
+    for f in findings:
+        item = dict(f)
+        item['where'] = _stable_text(str(item.get('where', '')), submission)
+        key = (item['api'], item['where'])
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
 
 
 _ADDRESS = re.compile(r'0x[0-9a-fA-F]{6,}')

@@ -53,7 +53,7 @@ export DEZERO_GRADER_CACHE="${{DEZERO_GRADER_CACHE:-$SOURCE/.cache}}"
 PYTHON="${{DEZERO_PYTHON:-python3}}"
 mkdir -p "$DEZERO_RESULTS_DIR"
 PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grader.py" \
-    --step {step} --profile {profile} --timeout {timeout} --memory {memory} \
+    --step {step} --profile {profile} --era {era} --timeout {timeout} --memory {memory} \
     --visibility {visibility} --sandbox {sandbox}
 if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
     # The grader could not even start: the learner still gets a clean message.
@@ -120,8 +120,9 @@ def _executable(path: Path, text: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 30.0,
-                 memory_mb: int = 4096, visibility: str = 'visible', sandbox: str = 'auto',
+def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
+                 timeout_s: float = 30.0, memory_mb: int = 4096, visibility: str = 'visible',
+                 sandbox: str = 'auto',
                  make_zip: bool = True) -> Path:
     """Write the autograder folder (and `<dest>.zip`); returns the folder."""
     from grader import assignments
@@ -134,9 +135,11 @@ def write_folder(dest, step: int, *, profile: str = 'book', timeout_s: float = 3
     dest.mkdir(parents=True, exist_ok=True)
     _copy_grader(dest)
     (dest / 'requirements.txt').write_text('\n'.join(REQUIREMENTS) + '\n', encoding='utf-8')
+    if era not in ('book', 'current'):
+        raise ValueError('era must be book or current')
     if sandbox not in ('auto', 'bubblewrap', 'basic'):
         raise ValueError('sandbox must be auto, bubblewrap or basic')
-    values = dict(step=step, profile=profile, timeout=timeout_s, memory=memory_mb,
+    values = dict(step=step, profile=profile, era=era, timeout=timeout_s, memory=memory_mb,
                   visibility=visibility, sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
     (dest / 'start_grader.py').write_text(_START, encoding='utf-8')
     _executable(dest / 'run_autograder', _RUN.format(**values))
@@ -181,6 +184,7 @@ def main(argv=None) -> int:
                                 description='Grade one Gradescope submission into results.json.')
     p.add_argument('--step', type=int, required=True)
     p.add_argument('--profile', choices=('book', 'extension'), default='book')
+    p.add_argument('--era', choices=('book', 'current'), default='book')
     p.add_argument('--timeout', type=float, default=30.0)
     p.add_argument('--memory', type=int, default=4096)
     p.add_argument('--visibility', choices=gradescope.VISIBILITIES, default='visible')
@@ -191,7 +195,7 @@ def main(argv=None) -> int:
     results_path = Path(args.results) / 'results.json'
     try:
         from grader import batch, report, run
-        options = batch.BatchOptions.from_cli(args.step, profile=args.profile,
+        options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               timeout_s=args.timeout, memory_mb=args.memory,
                                               sandbox=args.sandbox)
         doc = run.grade(_submission(Path(args.submission)), args.step, options.run_options())

@@ -81,7 +81,8 @@ def results(doc: dict, *, visibility: str = 'visible') -> dict:
         'stdout_visibility': 'hidden',
         'extra_data': {
             'verdict': doc['verdict'], 'step': doc['assignment']['step'],
-            'profile': doc['profile'], 'seed': doc['seed'],
+            'profile': doc['profile'], 'era': doc.get('era', 'book'), 'seed': doc['seed'],
+            'compatibility': len(doc.get('compatibility', ())),
             'content_hash': doc['submission']['content_hash'],
             'extension': dict(doc['score']['extension']),
             'tool_version': doc['tool']['version'],

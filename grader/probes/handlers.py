@@ -20,7 +20,7 @@ import time
 import types
 
 from grader import wire
-from grader.probes import SCENARIOS
+from grader.probes import SCENARIOS, compat
 from grader.probes.context import Api, Ctx
 import grader.probes.scenarios  # noqa: F401  (fills SCENARIOS)
 
@@ -108,10 +108,13 @@ def _exec_single_file(module_name, path):
 def setup(msg):
     device_mode = msg.get('device_mode', 'cpu')   # cpu | sim | cuda
     entry = msg['entry']                           # {'kind', 'module', 'path'}
+    era = msg.get('era', compat.DEFAULT_ERA)       # book | current: the stack the code runs on
+    if era not in compat.ERAS:
+        raise ValueError('unknown era {!r}'.format(era))
     xp_device = None
     if device_mode == 'sim':
         from grader import simdevice
-        xp_device = simdevice.install(era=msg.get('era', 'current'))
+        xp_device = simdevice.install(era=era)
     elif device_mode == 'cuda':
         import cupy
         xp_device = cupy
@@ -122,6 +125,8 @@ def setup(msg):
 
     if entry['kind'] != 'reference':
         sys.meta_path.insert(0, _BlockReference())
+        # the learner's code runs in the chosen era (the reference is the same in either)
+        compat.install(era, os.getcwd(), cupy=xp_device if device_mode == 'cuda' else None)
 
     _state['pristine'] = _fingerprint() if entry['kind'] != 'reference' else None
     verify = _verify
@@ -137,6 +142,7 @@ def setup(msg):
     verify(_state['pristine'])
     return _encode({
         'import_s': time.perf_counter() - started,
+        'findings': _findings(),
         'demo_error': demo_error,
         'gpu_enable': bool(getattr(_state['api'].get('cuda', None), 'gpu_enable', False)),
         'scenarios': sorted(SCENARIOS),
@@ -173,12 +179,22 @@ def _host_arrays(value):
     return value
 
 
-def simdevice_findings(msg):
-    """Compatibility findings the simulated device recorded (book-era API uses)."""
-    if _state.get('device_mode') != 'sim':
-        return []
-    from grader import simdevice
-    return wire.encode(simdevice.findings())
+def _findings():
+    """Compatibility findings so far, in every device mode: the book-era NumPy names and modules
+    the learner's code used, and the book-era CuPy API the simulated device served; each with
+    its `file:line` relative to the submission's top."""
+    found = compat.findings()
+    if _state.get('device_mode') == 'sim':
+        from grader import simdevice
+        for f in simdevice.findings():
+            where = compat.relative_where(f['where'])
+            if where != f['where'] or not os.path.isabs(where.rpartition(':')[0]):
+                found.append(dict(f, where=where))   # the grader's own uses are not the learner's
+    return found
 
 
-HANDLERS = {'setup': setup, 'probe': probe, 'findings': simdevice_findings}
+def findings(msg):
+    return wire.encode(_findings())
+
+
+HANDLERS = {'setup': setup, 'probe': probe, 'findings': findings}

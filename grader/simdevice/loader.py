@@ -17,6 +17,8 @@ import importlib.machinery
 import sys
 import types
 
+from grader.probes import compat
+
 from . import cuda, cupyx, errors, random, state
 from .module import build_namespaces, scatter_add
 
@@ -87,17 +89,27 @@ def _build() -> dict:
     cp = mods["cupy"]
     for sub in ("cuda", "random", "linalg", "fft", "_util"):
         setattr(cp, sub, mods[f"cupy.{sub}"])
+    cp._cupyx = mods["cupyx"]   # CuPy's own private alias (`import cupyx as _cupyx`), which code uses
     mods["cupy.cuda"].runtime = mods["cupy.cuda.runtime"]
     mods["cupy.cuda"].memory = mods["cupy.cuda.memory"]
     state.MODULES.update(mods)
     return mods
 
 
+def _module_getattr(name):
+    """`cupy.<missing>`: CuPy's AttributeError; for the book's `cupy.scatter_add` (current era)
+    it also says what happened and the fix, in the words of the book era's finding."""
+    if name == "scatter_add":
+        raise compat.missing_attribute("cupy", name, compat.SCATTER_ADD)
+    raise AttributeError(f"module 'cupy' has no attribute {name!r}", name=name)
+
+
 def _apply_era(cp, era: str) -> None:
     cp.__version__ = VERSIONS[era]
+    cp.__getattr__ = _module_getattr
     if era == "book":
         cp.scatter_add = scatter_add
-    elif hasattr(cp, "scatter_add"):
+    elif "scatter_add" in vars(cp):
         del cp.scatter_add
 
 

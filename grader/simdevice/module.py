@@ -17,6 +17,8 @@ import types
 
 import numpy
 
+from grader.probes import compat
+
 from . import cuda, errors, kernels, quiet, state
 from . import conv_kernels  # noqa: F401  (registers the im2col/col2im emulations)
 from .ndarray import check_device, check_dtype, kernel_arg, ndarray, plain_arg, wrap, wrap_any
@@ -27,7 +29,7 @@ _CONF = state.CONF
 _enter = quiet.enter
 _leave = quiet.leave
 
-SCATTER_ADD_FINDING = "removed in CuPy 8; use `cupyx.scatter_add` or `cupy.add.at`"
+SCATTER_ADD = compat.SCATTER_ADD   # what the book-era `cupy.scatter_add` records
 
 # NumPy names the simulated device does not expose: host-only I/O and configuration, routines
 # that call back into Python with host arrays, classes CuPy does not have, and the polynomial
@@ -323,7 +325,7 @@ def _device_bool(np_func, name):
 
 def scatter_add(a, slices, value):
     """``cupy.scatter_add`` of CuPy < 8 (book era only): works, and is recorded as a finding."""
-    state.record_finding("cupy.scatter_add", SCATTER_ADD_FINDING)
+    state.record_finding(SCATTER_ADD.api, SCATTER_ADD.breaks, SCATTER_ADD.since, SCATTER_ADD.fix)
     if type(a) is not ndarray:
         raise errors.unsupported_type("cupy.scatter_add", a, "argument 1 (a)")
     a._scatter(slices, value, numpy.add, "scatter_add")

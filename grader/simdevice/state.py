@@ -148,7 +148,7 @@ _findings: list = []
 _finding_index: dict = {}
 
 
-def record_finding(api: str, message: str) -> None:
+def record_finding(api: str, message: str, since: str = "", fix: str = "") -> None:
     """Record a compatibility finding once per (api, call site); repeated uses bump `count`."""
     where = format_site(caller_site(2))
     key = (api, where)
@@ -157,7 +157,8 @@ def record_finding(api: str, message: str) -> None:
         _findings[idx]["count"] += 1
         return
     _finding_index[key] = len(_findings)
-    _findings.append({"api": api, "message": message, "where": where, "count": 1})
+    _findings.append({"api": api, "message": message, "where": where, "since": since,
+                      "fix": fix, "count": 1})
 
 
 def findings() -> list:

@@ -324,8 +324,12 @@ def test_row26_get_array_module(cp):
 
 
 def test_row27_scatter_add_current_era(cp):
-    with pytest.raises(AttributeError, match="module 'cupy' has no attribute 'scatter_add'"):
+    with pytest.raises(AttributeError, match="module 'cupy' has no attribute 'scatter_add'") as e:
         cp.scatter_add  # noqa: B018
+    # the error explains the drift in the words of the book era's finding
+    assert "removed in CuPy 8" in str(e.value) and "cupyx.scatter_add" in str(e.value)
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_routine'$"):
+        cp.no_such_routine  # noqa: B018
     import cupyx
     a = cp.zeros(3)
     with pytest.warns(DeprecationWarning, match="Please use `cupy.add.at` instead"):
@@ -333,6 +337,11 @@ def test_row27_scatter_add_current_era(cp):
     np.testing.assert_array_equal(a.get(), [2, 0, 1])
     cp.add.at(a, np.array([1, 1]), cp.array([0.5, 0.25]))
     np.testing.assert_array_equal(a.get(), [2, 0.75, 1])
+    # CuPy keeps `cupyx` as the private `cupy._cupyx` (`import cupyx as _cupyx`); code reaches it so
+    assert cp._cupyx is cupyx
+    with pytest.warns(DeprecationWarning):
+        cp._cupyx.scatter_add(a, cp.array([2]), 1.0)
+    np.testing.assert_array_equal(a.get(), [2, 0.75, 2])
     assert sd.findings() == []
 
 
@@ -500,7 +509,8 @@ def test_book_era_scatter_add_is_a_finding(book_cp):
     np.testing.assert_array_equal(a.get(), [2, 1, 1])
     found = sd.findings()
     assert len(found) == 2 and all(f["api"] == "cupy.scatter_add" for f in found)
-    assert "removed in CuPy 8; use `cupyx.scatter_add` or `cupy.add.at`" in found[0]["message"]
+    assert "gone from CuPy" in found[0]["message"] and found[0]["since"] == "removed in CuPy 8"
+    assert "cupyx.scatter_add" in found[0]["fix"] and "add.at" in found[0]["fix"]
     assert found[0]["where"].startswith(f"{HERE}:")
     sd.clear_findings()
     assert sd.findings() == []

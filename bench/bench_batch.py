@@ -9,6 +9,10 @@ show what the process pool saves. Figures are printed as rates and as ratios to 
 configuration; on a shared machine, read the ratios.
 
     python bench/bench_batch.py [--step 52] [--size 40] [--jobs 1 2] [--subprocess]
+    python bench/bench_batch.py --sandbox bubblewrap basic --rounds 2   # the cost of bubblewrap
+
+With several --sandbox values each configuration is timed in every round, in alternating order,
+so that a machine whose load changes during the run weighs on both alike.
 """
 import argparse
 import os
@@ -47,11 +51,11 @@ def _env():
     return dict(os.environ, PYTHONPATH=str(ROOT))
 
 
-def time_batch(submissions: Path, step: int, jobs: int, out: Path) -> float:
+def time_batch(submissions: Path, step: int, jobs: int, out: Path, sandbox: str = 'auto') -> float:
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, '-m', 'grader', 'batch', str(submissions), '--step',
-                           str(step), '--out', str(out), '--jobs', str(jobs)], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True)
+                           str(step), '--out', str(out), '--jobs', str(jobs), '--sandbox', sandbox],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit('batch failed:\n' + proc.stdout + proc.stderr)
@@ -80,6 +84,9 @@ def main():
     p.add_argument('--jobs', type=int, nargs='+', default=[1, 2])
     p.add_argument('--subprocess', action='store_true',
                    help='also time one `check` process per submission')
+    p.add_argument('--sandbox', nargs='+', default=['auto'], choices=('auto', 'bubblewrap', 'basic'),
+                   help='time the batch in each of these sandboxes')
+    p.add_argument('--rounds', type=int, default=1, help='rounds of every configuration')
     args = p.parse_args()
     work = Path(tempfile.mkdtemp(prefix='dezero-bench-batch-'))
     try:
@@ -91,10 +98,20 @@ def main():
         subprocess.run([sys.executable, '-m', 'grader', 'check',
                         str(selftest.reference_source(args.step)), '--step', str(args.step)],
                        cwd=ROOT, env=_env(), capture_output=True)   # warm the reference cache
-        rows = []
-        for jobs in args.jobs:
-            rows.append(('batch --jobs {}'.format(jobs),
-                         time_batch(work / 'class', args.step, jobs, work / 'out-{}'.format(jobs))))
+        rows, runs = [], 0
+        for round_ in range(args.rounds):
+            order = args.sandbox if round_ % 2 == 0 else list(reversed(args.sandbox))
+            for jobs in args.jobs:
+                for sandbox in order:
+                    runs += 1
+                    rows.append(('batch --jobs {} --sandbox {}'.format(jobs, sandbox),
+                                 time_batch(work / 'class', args.step, jobs,
+                                            work / 'out-{}'.format(runs), sandbox)))
+        if args.rounds > 1 or len(args.sandbox) > 1:
+            totals = {}
+            for name, seconds in rows:
+                totals.setdefault(name, []).append(seconds)
+            rows = [(name, sum(t) / len(t)) for name, t in totals.items()]
         if args.subprocess:
             for jobs in args.jobs:
                 rows.append(('check per submission x{}'.format(jobs),
@@ -102,7 +119,7 @@ def main():
                                                work / 'sub-{}'.format(jobs))))
         first = rows[0][1]
         for name, seconds in rows:
-            print('{:28} {:6.1f} s  {:6.1f} submissions/min  x{:.2f}'.format(
+            print('{:40} {:6.1f} s  {:6.1f} submissions/min  x{:.2f}'.format(
                 name, seconds, 60.0 * args.size / seconds, first / seconds))
         print('load average at the end {:.1f}'.format(os.getloadavg()[0]))
     finally:

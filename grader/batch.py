@@ -54,8 +54,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import bwrap, load, schema, scorecard
-from grader.errors import GraderError
+from grader import bwrap, load, report, schema, scorecard
+from grader.errors import GraderError, SubmissionError
 from grader.export import roster as roster_mod
 from grader.model import FAILING, VERDICTS
 from grader.sandbox import Limits
@@ -199,6 +199,23 @@ class _Task:
 
 # -- the submissions folder -----------------------------------------------------------------------
 
+_ID_KEEP = frozenset('._-+@')
+_ID_MAX = 80
+
+
+def safe_id(name: str) -> str:
+    """A submission's id from its file name, safe as a file name, in JSON and on a terminal: the
+    name itself when it is made of letters, digits and `._-+@` (not starting with a dot) and at
+    most 80 characters; otherwise the safe part of it and a short hash of the whole name, so that
+    different names keep different ids (bytes that are not UTF-8 count as their own)."""
+    raw = name.encode('utf-8', 'surrogateescape')
+    text = raw.decode('utf-8', 'replace')
+    kept = ''.join(ch if ch.isalnum() or ch in _ID_KEEP else '_' for ch in text).lstrip('.')
+    if kept == name and 0 < len(kept) <= _ID_MAX:
+        return name
+    return '{}-{}'.format(kept[:_ID_MAX - 13] or 'submission', hashlib.sha256(raw).hexdigest()[:12])
+
+
 def discover(folder: Path, *, exclude=()):
     """(entries sorted by id, duplicate-id failures, names of ignored entries)."""
     folder = Path(folder)
@@ -213,11 +230,11 @@ def discover(folder: Path, *, exclude=()):
         if e.is_symlink():
             ignored.append(e.name + ' (a symbolic link: not followed)')
         elif e.is_dir(follow_symlinks=False):
-            found.append(Entry(e.name, path, 'folder'))
+            found.append(Entry(safe_id(e.name), path, 'folder'))
         elif e.is_file(follow_symlinks=False) and e.name.lower().endswith('.zip') and len(e.name) > 4:
-            found.append(Entry(e.name[:-4], path, 'zip'))
+            found.append(Entry(safe_id(e.name[:-4]), path, 'zip'))
         else:
-            ignored.append(e.name)
+            ignored.append(report.printable(safe_id(e.name)))
     by_id = collections.defaultdict(list)
     for entry in found:
         by_id[entry.id].append(entry)
@@ -243,8 +260,8 @@ def fingerprint(entry: Entry) -> str:
                     digest.update(chunk)
             return 'zip-sha256:' + digest.hexdigest()
         return load.content_hash(entry.path)
-    except OSError:
-        return 'unreadable'
+    except (OSError, SubmissionError):
+        return 'unreadable'   # grading it says why
 
 
 def _sha256_file(path: Path) -> str:
@@ -482,7 +499,8 @@ class Progress:
             self._drawn = True
         else:
             self.stream.write('[{:>{w}}/{}] {}: {}  (ETA {})\n'.format(
-                self.done, self.total, submission_id, outcome, _clock(self.eta()),
+                self.done, self.total, report.printable(submission_id, lines=False),
+                report.printable(outcome, lines=False), _clock(self.eta()),
                 w=len(str(self.total))))
         self.stream.flush()
 
@@ -880,6 +898,7 @@ def merge(folders, out, *, stream=sys.stderr) -> BatchResult:
 def render(summary: dict, out, *, merged: bool = False) -> str:
     """The summary for a person: counts, scores, frequent faults, what could not be graded;
     for a merge, the shards that are missing."""
+    summary = report.printable_tree(summary)
     a, c, s = summary['assignment'], summary['counts'], summary['scores']
     shards = summary['shards']
     where = '' if shards['count'] == 1 else ' (shard{} {} of {})'.format(

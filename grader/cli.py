@@ -142,6 +142,9 @@ def build_parser():
     c.add_argument('--sandbox', choices=bwrap.MODES, default='auto',
                    help='with --autograder: auto and bubblewrap require bubblewrap on Gradescope '
                         '(setup.sh installs it); basic opts out')
+    c.add_argument('--secret-file', metavar='FILE',
+                   help='with --autograder: the course secret that keys every seed (a file of '
+                        'random text; keep it out of what students see)')
     c.add_argument('--era', choices=('book', 'current'), default='book',
                    help='with --autograder: the environment the code must run in (see check --era)')
     return p
@@ -328,8 +331,9 @@ def cmd_export(args):
                                              era=options.era,
                                              timeout_s=options.timeout_s,
                                              memory_mb=options.memory_mb,
-                                             visibility=args.visibility, sandbox=args.sandbox)
-        except (batch.BatchError, FileExistsError) as e:
+                                             visibility=args.visibility, sandbox=args.sandbox,
+                                             secret_file=args.secret_file)
+        except (batch.BatchError, FileExistsError, OSError, ValueError) as e:
             return _usage(e)
         print('wrote the Gradescope autograder for step {} to {}/ and {}.zip: upload the zip as '
               'the assignment\'s autograder'.format(args.step, folder, folder))

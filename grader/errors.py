@@ -30,12 +30,13 @@ class SubmissionError(Exception):
     * ``archive-too-large``  -- too many files, too many bytes, or a suspicious compression ratio
                                 (the same bounds apply when copying a folder);
     * ``no-entry``           -- no ``dezero/`` package or ``stepNN.py`` where the step expects it;
-    * ``ambiguous-entry``    -- several candidates and no rule to prefer one.
+    * ``ambiguous-entry``    -- several candidates and no rule to prefer one;
+    * ``too-deep``           -- folders nested deeper than any package needs.
     """
 
     CODES = frozenset({
         "not-found", "not-a-submission", "unreadable", "bad-archive", "unsafe-archive",
-        "archive-too-large", "no-entry", "ambiguous-entry",
+        "archive-too-large", "no-entry", "ambiguous-entry", "too-deep",
     })
 
     def __init__(self, code: str, message: str) -> None:

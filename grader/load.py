@@ -41,6 +41,7 @@ _IGNORED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", "__MACOSX"})
 _IGNORED_FILES = frozenset({".DS_Store"})
 _IGNORED_SUFFIXES = (".pyc", ".pyo")
 _CHUNK = 1024 * 1024
+MAX_DEPTH = 64     # folders inside folders: no DeZero needs more, and walking deeper costs the grader
 _LISTED = 8  # entries named in a "what the folder contains" message
 
 
@@ -161,9 +162,16 @@ def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
+def _too_deep(rel: str) -> SubmissionError:
+    return SubmissionError("too-deep", f"the submission nests folders more than {MAX_DEPTH} deep "
+                           f"(at {rel[:120]}...); a DeZero package needs two or three")
+
+
 def _walk_files(root: Path):
     """Yield (relative posix path, absolute path) of regular files, sorted, links never followed."""
     def walk(folder: str, rel: str):
+        if rel.count("/") > MAX_DEPTH:
+            raise _too_deep(rel)
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
         for e in entries:
@@ -175,6 +183,28 @@ def _walk_files(root: Path):
             elif e.is_file(follow_symlinks=False) and not _ignored(e.name, False):
                 yield f"{rel}{e.name}", e.path
     yield from walk(str(root), "")
+
+
+def _prune(root: Path) -> None:
+    """Remove from an extracted archive what the content hash leaves out (caches, compiled files,
+    version control, virtual environments), so that the scratch copy holds exactly the files that
+    were hashed: a `__pycache__/*.pyc` would otherwise run instead of its source, and two
+    submissions that differ only there would share one hash and one seed."""
+    for folder, dirs, names in os.walk(root, topdown=True):
+        rel = os.path.relpath(folder, root)
+        if rel != "." and rel.count(os.sep) >= MAX_DEPTH:
+            raise _too_deep(rel.replace(os.sep, "/"))
+        for d in list(dirs):
+            path = os.path.join(folder, d)
+            if os.path.islink(path) or _ignored(d, True) or _is_venv(path):
+                dirs.remove(d)
+                if os.path.islink(path):
+                    os.unlink(path)
+                else:
+                    shutil.rmtree(path)
+        for name in names:
+            if _ignored(name, False):
+                os.unlink(os.path.join(folder, name))
 
 
 def content_hash(root: Path) -> str:
@@ -363,6 +393,7 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
                                       f"read ({exc.strerror or exc}); check its permissions") from None
         else:
             safe_extract(source, root, max_total_bytes=max_total_bytes, max_files=max_files)
+            _prune(root)
             files, skipped = sum(1 for _ in _walk_files(root)), []  # counted as for folders
         try:
             entry = find_entry(root, step)
@@ -392,6 +423,8 @@ def _copy_tree(source: Path, dest: Path, max_total: int, max_files: int) -> tupl
 
     def walk(src: str, dst: str, rel: str) -> None:
         nonlocal files, total
+        if rel.count("/") > MAX_DEPTH:
+            raise _too_deep(rel)
         with os.scandir(src) as it:
             entries = sorted(it, key=lambda e: e.name)
         for e in entries:

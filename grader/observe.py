@@ -145,12 +145,14 @@ def _error_observation(probe, error: dict, duration) -> Observation:
 
 
 def _hidden_from_learners(cwd: Path) -> tuple:
-    """Folders a learner's worker may not read: the reference implementation (the oracle) and the
-    cache of its answers -- except a folder that holds the submission or the grader itself."""
+    """Folders (and files) a learner's worker may not read: the reference implementation (the
+    oracle), the cache of its answers and the course's secret file -- except a folder that holds
+    the submission or the grader itself."""
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    for folder in (Path(reference.ROOT), cache_dir()):
+    secret_file = os.environ.get('DEZERO_GRADER_SECRET_FILE')
+    for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))
         if not any(p == folder or folder in p.parents for p in own):
             hidden.append(folder)
@@ -178,12 +180,25 @@ class _Session:
         limits = dataclasses.replace(self.limits, total_s=max(self.remaining(), 0.05))
         self.worker = Worker(self.target.cwd, list(self.target.sys_path), limits, hidden=self.hidden)
         self.worker.start()
-        answer = self.worker.request({'op': 'setup', 'entry': self.target.entry,
-                                      'device_mode': self.device_mode, 'era': self.era})
+        try:
+            answer = self.worker.request({'op': 'setup', 'entry': self.target.entry,
+                                          'device_mode': self.device_mode, 'era': self.era})
+        except GraderError as e:
+            if not self.learner:
+                raise   # the reference's worker: a bug of ours
+            tail = self.close()
+            return SetupFailure('tampered', 'the process running your code answered the grader\'s '
+                                'setup with something the grader\'s own worker never sends ({}); was '
+                                'the grader changed from inside it?'.format(str(e)[:200]), tail)
         if not answer['ok']:
             tail = self.close()
             return _setup_failure(answer['error'], tail)
         self.setup_info = answer['result']
+        if self.learner and not _setup_shaped(self.setup_info):
+            tail = self.close()
+            return SetupFailure('tampered', 'the process running your code answered the grader\'s '
+                                'setup with a report the grader\'s own worker never writes; was the '
+                                'grader changed from inside it?', tail)
         if isinstance(self.setup_info, dict):
             self.note_findings(self.setup_info.get('findings'))
         return None
@@ -212,6 +227,14 @@ class _Session:
                 pass
             self.worker = None
         return self.output_tail
+
+
+def _setup_shaped(info) -> bool:
+    """What `grader.probes.handlers.setup` answers: a flat report of plain values."""
+    if not isinstance(info, dict) or not isinstance(info.get('import_s'), (int, float)):
+        return False
+    return isinstance(info.get('gpu_enable'), bool) and isinstance(info.get('scenarios'), list) \
+        and all(isinstance(n, str) for n in info['scenarios'])
 
 
 def _not_run(probe, message) -> Observation:
@@ -285,11 +308,15 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
                 try:
                     value = wire.decode(answer['result'])
                 except WorkerFailure as e:
-                    observations[probe] = Observation(probe, error=LearnerError(
-                        'WorkerFailure', 'the process running your code answered with data the '
-                        'grader\'s own code never produces ({}); was the grader changed from inside '
-                        'it?'.format(e.message), kind='worker'), duration_s=duration)
-                    continue
+                    if not session.learner:
+                        raise GraderError('the reference\'s worker sent malformed data: {}'.format(
+                            e.message)) from None
+                    # a malformed answer is forged: the whole submission, not this one test
+                    tail = session.close()
+                    return Observed(observations, None, SetupFailure(
+                        'tampered', 'the process running your code answered with data the grader\'s '
+                        'own code never produces ({}); was the grader changed from inside it?'.format(
+                            e.message), tail), (), tail)
                 if isinstance(value, dict) and '__skipped__' in value and session.learner and \
                         not _believed_skip(probe, device_mode, limits):
                     tail = session.close()

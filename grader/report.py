@@ -8,11 +8,38 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 from grader.model import FAILING
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
+
+
+# what a terminal would obey rather than show: C0 and C1 controls (escape sequences, carriage
+# returns, backspaces) and the bidirectional overrides; a tab and (in multi-line text) a newline
+# are shown as they are
+_CONTROLS = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]')
+_CONTROLS_AND_NEWLINE = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]')
+
+
+def printable(text: str, lines: bool = True) -> str:
+    """`text` (a learner's message, a file name) as a terminal shows it and obeys nothing of it:
+    every control character written as an escape (`\\x1b`), newlines too unless `lines`."""
+    pattern = _CONTROLS if lines else _CONTROLS_AND_NEWLINE
+    return pattern.sub(lambda m: '\\x{:02x}'.format(ord(m.group())) if ord(m.group()) < 256
+                       else '\\u{:04x}'.format(ord(m.group())), text)
+
+
+def printable_tree(value):
+    """A document with every string in it made printable (dict keys too)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(k) if isinstance(k, str) else k: printable_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable_tree(v) for v in value]
+    return value
 
 
 def _colour(text, code, enabled):
@@ -51,6 +78,7 @@ def _key_evidence(check):
 
 
 def render(doc, colour=False, verbose=False) -> str:
+    doc = printable_tree(doc)   # learner text is shown, never obeyed; only our colours are codes
     out = []
     a, sub, env = doc['assignment'], doc['submission'], doc['environment']
     out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '

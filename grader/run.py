@@ -10,6 +10,8 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import hashlib
+import hmac
+import os
 import shutil
 import tempfile
 import time
@@ -61,10 +63,39 @@ def _real_gpu() -> bool:
         return False
 
 
-def default_seed(content_hash: str) -> int:
+SECRET_ENV, SECRET_FILE_ENV = 'DEZERO_GRADER_SECRET', 'DEZERO_GRADER_SECRET_FILE'
+
+
+def course_secret() -> bytes | None:
+    """The course's secret, when the instructor set one: $DEZERO_GRADER_SECRET, or the contents of
+    the file $DEZERO_GRADER_SECRET_FILE names. Never shown to the learner's code (its worker gets
+    a scrubbed environment, and inside bubblewrap no file of the grader's but grader/)."""
+    value = os.environ.get(SECRET_ENV)
+    if value:
+        return value.encode('utf-8')
+    path = os.environ.get(SECRET_FILE_ENV)
+    if path:
+        try:
+            with open(path, 'rb') as f:
+                secret = f.read().strip()
+        except OSError as e:
+            raise SystemExit('dezero-grade: {} names {}, which cannot be read: {}'.format(
+                SECRET_FILE_ENV, path, e.strerror or e))
+        if not secret:
+            raise SystemExit('dezero-grade: the course secret file {} is empty'.format(path))
+        return secret
+    return None
+
+
+def default_seed(content_hash: str, step: int = 0, secret: bytes | None = None) -> int:
     """Derived from the submission's content: reproducible for the same code, unknowable before
-    the code is written (so outputs cannot be hard-coded)."""
-    return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
+    the code is written (so outputs cannot be hard-coded). With a course secret it is keyed by
+    the secret, the content and the step (HMAC-SHA256): nobody without the secret can know it in
+    advance, so answers recorded offline at a guessed seed cannot be played back."""
+    if secret is None:
+        return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
+    mac = hmac.new(secret, 'dezero-grader:{}:{}'.format(content_hash, step).encode(), 'sha256')
+    return int(mac.hexdigest()[:8], 16)
 
 
 def check_seed(seed: int, check_id: str) -> int:
@@ -85,7 +116,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         except SubmissionError as e:
             return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
                                      seed=options.seed or 0, started=started)
-        seed = options.seed if options.seed is not None else default_seed(sub.content_hash)
+        seed = options.seed if options.seed is not None else default_seed(
+            sub.content_hash, step, course_secret())
         work = plan(assignment, seed, options.only)
         if progress:
             progress.start(len(work.learner_probes))

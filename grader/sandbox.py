@@ -63,12 +63,13 @@ import signal
 import site
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import bwrap
+from grader import bwrap, wire
 from grader.errors import GraderError, WorkerFailure
 
 try:
@@ -289,8 +290,8 @@ class Worker:
         """Start the worker and wait for it to report ready (within ``call_s``)."""
         if self._proc is not None:
             raise GraderError("Worker.start() called twice")
-        tmpdir = self.cwd / ".tmp"
-        tmpdir.mkdir(exist_ok=True)
+        # a fresh folder, whatever the submission holds (a file named .tmp, say)
+        tmpdir = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.cwd))
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
         env = self._environment(tmpdir)
@@ -427,7 +428,11 @@ class Worker:
             self._stop("protocol", f"it announced an answer of {size} bytes, over the {self.limits.frame_mb} MiB limit")
         body = self._read_exact(size, deadline, which)
         try:
+            if wire.count_values(body) > wire.MAX_VALUES:
+                self._stop("protocol", f"the answer holds more than {wire.MAX_VALUES} values")
             answer = json.loads(body.decode("utf-8"))
+        except RecursionError:
+            self._stop("protocol", "the answer is nested too deeply to read")
         except (UnicodeDecodeError, ValueError):
             self._stop("protocol", f"the answer is not UTF-8 JSON (starts with {body[:40]!r})")
         if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool) or \
@@ -576,8 +581,11 @@ class Worker:
         return self.pid
 
     def _dump_stacks(self) -> None:
+        pid = self.worker_pid or self._find_worker_pid()   # a worker stopped before its hello
+        if pid == self.pid and self.sandbox == "bubblewrap":
+            return   # the Python process is not there (yet): bubblewrap's own would just die
         try:
-            os.kill(self.worker_pid, signal.SIGUSR1)
+            os.kill(pid, signal.SIGUSR1)
         except (ProcessLookupError, AttributeError):
             return
         end, before = time.monotonic() + _DUMP_WAIT_S, self._drain.total
@@ -771,14 +779,38 @@ def _signal_name(number: int) -> str:
 
 def _preexec(limits: Limits, isolate_network: bool):
     """The worker's preexec_fn: the network namespace first (the user namespace it may need must
-    be made before the limits apply), then the resource limits."""
+    be made before the limits apply), then the resource limits, then death with the grader: the
+    kernel kills the worker when the grader (the thread that started it) dies, by any signal,
+    SIGKILL included, so a stopped `check` leaves no learner code running."""
     set_limits = _rlimit_setter(limits)
     isolate = _network_isolator() if isolate_network else None
+    die_with_parent = _parent_death_signal()
 
     def apply() -> None:
         if isolate is not None:
             isolate()
         set_limits()
+        if die_with_parent is not None:
+            die_with_parent()
+
+    return apply
+
+
+def _parent_death_signal():
+    """A function that asks Linux for SIGKILL when the parent dies (PR_SET_PDEATHSIG), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def apply() -> None:
+        prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+        if os.getppid() != parent:          # the grader died before the request took effect
+            os._exit(1)
 
     return apply
 

@@ -42,6 +42,9 @@ _NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 MAX_DEPTH = 64
 MAX_DECODE_BYTES = 256 * 1024 * 1024
+MAX_DIMS = 32                  # NumPy allows 64; no probe sends more than a handful
+MAX_ELEMENTS = 2 ** 27         # per array, whatever its item size (a zero-size dtype has no bytes)
+MAX_VALUES = 2_000_000         # JSON values in one answer (each costs the trusted side ~100 bytes)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +66,12 @@ class Array:
 def encode(obj: Any) -> Any:
     """Return a JSON-able form of ``obj`` (see the module docstring for the format)."""
     return _encode(obj, 0)
+
+
+def count_values(payload: bytes) -> int:
+    """An upper bound on the number of JSON values in ``payload`` (separators and openings, in
+    strings too), cheap enough to check before parsing an untrusted frame."""
+    return payload.count(b",") + payload.count(b"[") + payload.count(b"{") + 1
 
 
 def decode(obj: Any, *, max_bytes: int = MAX_DECODE_BYTES) -> Any:
@@ -201,9 +210,13 @@ def _decode_array(body: Any, budget: list[int]) -> Array:
     device = body.get("device")
     if device not in _DEVICES:
         raise _bad(f"{ND} device must be one of {sorted(_DEVICES)}, found {device!r}")
-    if not isinstance(shape, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise _bad(f"{ND} shape must be a list of non-negative ints, found {shape!r}")
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or \
+            not all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_ELEMENTS for n in shape):
+        raise _bad(f"{ND} shape must be a list of at most {MAX_DIMS} non-negative ints, "
+                   f"found {str(shape)[:80]}")
     count = math.prod(shape)
+    if count > MAX_ELEMENTS:
+        raise _bad(f"{ND} of shape {str(shape)[:80]} has {count} elements, over the bound of {MAX_ELEMENTS}")
     if count * dtype.itemsize != len(raw):
         raise _bad(f"{ND} of shape {shape} and dtype {dtype} needs {count * dtype.itemsize} bytes, found {len(raw)}")
     if dtype.itemsize == 0:

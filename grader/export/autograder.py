@@ -51,6 +51,8 @@ export DEZERO_SUBMISSION_DIR="${{DEZERO_SUBMISSION_DIR:-$ROOT/submission}}"
 export DEZERO_RESULTS_DIR="${{DEZERO_RESULTS_DIR:-$ROOT/results}}"
 export DEZERO_GRADER_CACHE="${{DEZERO_GRADER_CACHE:-$SOURCE/.cache}}"
 PYTHON="${{DEZERO_PYTHON:-python3}}"
+# the course secret keys every seed (written with export --autograder --secret-file)
+if [ -f "$SOURCE/course-secret" ]; then export DEZERO_GRADER_SECRET_FILE="$SOURCE/course-secret"; fi
 mkdir -p "$DEZERO_RESULTS_DIR"
 PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grader.py" \
     --step {step} --profile {profile} --era {era} --timeout {timeout} --memory {memory} \
@@ -122,7 +124,7 @@ def _executable(path: Path, text: str) -> None:
 
 def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
                  timeout_s: float = 30.0, memory_mb: int = 4096, visibility: str = 'visible',
-                 sandbox: str = 'auto',
+                 sandbox: str = 'auto', secret_file=None,
                  make_zip: bool = True) -> Path:
     """Write the autograder folder (and `<dest>.zip`); returns the folder."""
     from grader import assignments
@@ -141,6 +143,12 @@ def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
         raise ValueError('sandbox must be auto, bubblewrap or basic')
     values = dict(step=step, profile=profile, era=era, timeout=timeout_s, memory=memory_mb,
                   visibility=visibility, sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+    if secret_file is not None:
+        secret = Path(secret_file).read_bytes().strip()
+        if not secret:
+            raise ValueError('the course secret file {} is empty'.format(secret_file))
+        (dest / 'course-secret').write_bytes(secret)
+        (dest / 'course-secret').chmod(0o600)
     (dest / 'start_grader.py').write_text(_START, encoding='utf-8')
     _executable(dest / 'run_autograder', _RUN.format(**values))
     _executable(dest / 'setup.sh', _SETUP.format(**values))

@@ -250,3 +250,39 @@ def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learn
     doc = grade(reference.ROOT, 52, use_cache=False)
     assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'grader-error'
     assert 'not of the submission' in doc['reason'] and 'your code' not in doc['reason']
+
+
+def test_a_course_secret_keys_the_seed_so_nobody_without_it_can_know_it(monkeypatch, tmp_path):
+    # without a secret the seed follows from the code alone: anyone can compute it and record
+    # answers for it in advance; with the course's secret it cannot be known beforehand
+    sub = load.prepare(reference.ROOT, 52, tmp_path / 'sub').root
+    monkeypatch.delenv(run.SECRET_ENV, raising=False)
+    monkeypatch.delenv(run.SECRET_FILE_ENV, raising=False)
+    public = run.grade(sub, 52, run.Options(only=('step52/api',)))['seed']
+    assert public == run.default_seed(load.content_hash(sub))
+    monkeypatch.setenv(run.SECRET_ENV, 'correct horse battery staple')
+    keyed = run.grade(sub, 52, run.Options(only=('step52/api',)))
+    assert keyed['seed'] != public and keyed['verdict'] == 'accept'
+    assert run.grade(sub, 52, run.Options(only=('step52/api',)))['seed'] == keyed['seed']  # stable
+    assert run.grade(sub, 53, run.Options(only=('step52/api',)))['seed'] != keyed['seed']  # per step
+    secret_file = tmp_path / 'secret'
+    secret_file.write_text('another course\n')
+    monkeypatch.delenv(run.SECRET_ENV)
+    monkeypatch.setenv(run.SECRET_FILE_ENV, str(secret_file))
+    other = run.grade(sub, 52, run.Options(only=('step52/api',)))['seed']
+    assert other not in (public, keyed['seed'])
+    # --seed still reproduces any run exactly
+    again = run.grade(sub, 52, run.Options(seed=keyed['seed'], only=('step52/api',)))
+    assert again['seed'] == keyed['seed']
+
+
+def test_the_course_secret_file_is_hidden_from_the_learners_code(monkeypatch, tmp_path):
+    secret_file = tmp_path / 'course-secret'
+    secret_file.write_text('s3cret-value')
+    monkeypatch.setenv(run.SECRET_FILE_ENV, str(secret_file))
+    sub = tmp_path / 'reader'
+    (sub / 'dezero').mkdir(parents=True)
+    (sub / 'dezero' / '__init__.py').write_text(
+        'raise RuntimeError(open({!r}).read())\n'.format(str(secret_file)))
+    doc = grade(sub, 52, seed=None)
+    assert doc['verdict'] == 'invalid' and 's3cret-value' not in json.dumps(doc)

@@ -90,7 +90,8 @@ def test_current_era_fails_the_device_get_item_with_the_same_words(tmp_path):
 def test_drifts_are_findings_without_a_device_too(book_package):
     root, where = book_package
     doc = grade(root, 52, device='cpu')
-    assert doc['verdict'] == 'accept'
+    assert doc['verdict'] == 'incomplete'   # the device checks are not judged without a device
+    assert not failing(doc)
     assert {f['api'] for f in doc['compatibility']} == {
         'numpy.int', 'numpy.lib.index_tricks', 'numpy.lib.arraysetops'}
 

@@ -630,3 +630,58 @@ def test_a_skip_the_reference_does_not_make_is_not_believed(tmp_path):
         ''')
     doc = run.grade(sub, 58, run.Options(device='sim', seed=SEED, limits=LIMITS, only=('vgg.preprocess',)))
     assert 'claimed it could not run the test vgg.preprocess' in invalid(doc, 'tampered')
+
+
+# -- forged frames the trusted side must survive ----------------------------------------------------
+
+FORGED_FRAMES = {
+    # 100,000 nested lists: the trusted side's JSON parser must not crash
+    'deep-nesting': "b'{\"ok\": true, \"result\": ' + b'[' * 100000 + b']' * 100000 + b'}'",
+    # a 65-dimension array, more than NumPy can reshape into
+    'too-many-dims': "_json.dumps({'ok': True, 'result': {'__nd__': {'dtype': '<f8', 'shape': [1] * 65, "
+                     "'b64': _b64.b64encode(b'\\\\0' * 8).decode(), 'device': 'cpu'}}}).encode()",
+    # a zero-itemsize dtype with 2**40 elements: no bytes, a huge array
+    'zero-itemsize': "_json.dumps({'ok': True, 'result': {'__nd__': {'dtype': '|V0', 'shape': [2 ** 20, 2 ** 20], "
+                     "'b64': '', 'device': 'cpu'}}}).encode()",
+    # what only the grader's own worker may say about itself
+    'internal-error': "_json.dumps({'ok': False, 'error': {'type': 'X', 'message': 'm', 'internal': True}}).encode()",
+    # 20 MiB of empty objects: millions of values for the trusted side to build
+    'many-values': "b'{\"ok\": true, \"result\": [' + b'{},' * (7 * 2 ** 20) + b'{}]}'",
+}
+
+
+@pytest.mark.parametrize('kind', sorted(FORGED_FRAMES))
+def test_a_forged_setup_answer_ends_in_a_scorecard_and_leaves_nothing_running(tmp_path, kind):
+    mark = hc.marker()
+    sub = hc.append_to_init(hc.reference_copy(tmp_path / kind), '''
+        import base64 as _b64, json as _json, os as _os, sys as _sys, time as _time
+        _payload = {frame}
+        _fd = _sys.modules["__main__"]._ANSWER_FD
+        _os.write(_fd, len(_payload).to_bytes(4, "big") + _payload)
+        _sys.argv.append({mark!r})
+        _time.sleep(60)
+        '''.format(frame=FORGED_FRAMES[kind], mark=mark))
+    started = time.monotonic()
+    doc = grade(sub)
+    assert doc['verdict'] == 'invalid', doc['reason']
+    assert doc['invalid']['code'] in ('protocol', 'tampered'), doc['invalid']
+    assert time.monotonic() - started < 30
+    assert worker_children() == []
+
+
+@pytest.mark.parametrize('kind', ['too-many-dims', 'zero-itemsize', 'deep-nesting'])
+def test_a_forged_probe_answer_ends_in_a_scorecard_and_leaves_nothing_running(tmp_path, kind):
+    sub = hc.in_backward(hc.reference_copy(tmp_path / kind), '''
+        import base64 as _b64, json as _json, os as _os, sys as _sys, time as _time
+        _payload = {frame}
+        _fd = _sys.modules["__main__"]._ANSWER_FD
+        _os.write(_fd, len(_payload).to_bytes(4, "big") + _payload)
+        _time.sleep(60)
+        '''.format(frame=FORGED_FRAMES[kind]))
+    started = time.monotonic()
+    doc = grade(sub, only=BACKWARD_CHECKS)
+    assert time.monotonic() - started < 60
+    assert doc['verdict'] in ('invalid', 'reject', 'rollback')
+    text = json.dumps(doc)
+    assert 'never produces' in text or 'protocol' in text or 'nested too deeply' in text, text[:2000]
+    assert worker_children() == []

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -388,3 +389,24 @@ def test_a_workers_namespace_stays_its_own_until_its_last_sweep(scratch, tmp_pat
         assert other.request({"op": "echo", "value": 1})["ok"]   # the sweep left it alone
     finally:
         other.close()
+
+
+def test_a_grader_killed_by_a_signal_takes_its_worker_with_it(tmp_path, sandbox_mode):
+    # a grader process (here: a child python) starts a worker that loops, then dies by SIGKILL
+    script = tmp_path / "grader_proc.py"
+    script.write_text(
+        "import sys, time, dataclasses\n"
+        f"sys.path[:0] = [{str(HERE.parent.parent)!r}, {str(HERE)!r}]\n"
+        "from grader.sandbox import Worker, Limits\n"
+        "from pathlib import Path\n"
+        f"w = Worker(Path({str(tmp_path)!r}), [Path({str(HERE)!r})], "
+        f"Limits(call_s=60, total_s=120, sandbox={sandbox_mode!r}), handler='sandbox_handler')\n"
+        "w.start()\n"
+        "print(w.worker_pid, flush=True)\n"
+        "w.request({'op': 'loop'})\n")
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    worker_pid = int(proc.stdout.readline())
+    assert alive(worker_pid)
+    proc.kill()
+    proc.wait()
+    assert_gone(worker_pid)

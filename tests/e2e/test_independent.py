@@ -8,13 +8,14 @@ differential checks (`reference.match`, and the gradient batteries and graph tra
 which compare with the reference too) must accept it: a failure here is either a bug of the
 fixture or a check that depends on an internal of the reference rather than on the contract.
 
-The quick run (`pytest -m "not slow"`) grades a few steps under one seed; `test_every_step`
-(slow) grades steps 23-60 under three seeds.
+The quick run (`pytest -m "not slow"`) grades a few steps under one seed, and shows that a
+fault injected into the rewritten modules is still caught; `test_every_step` (slow, about
+three minutes) grades steps 23-60 under three seeds.
 """
 import pytest
 
 import reference
-from grader import run, schema
+from grader import assignments, faults, load, run, schema
 
 import independent_fixture
 
@@ -95,3 +96,22 @@ def test_the_independent_implementation_is_not_the_reference():
     assert 'BLOCKS = ' in text('models.py')
     layers = text('layers.py')
     assert 'def named_parameters' in layers and '_carry' in layers
+
+
+@pytest.mark.parametrize('step, fault_id', [
+    (33, 'create-graph-ignored'),
+    (40, 'sum-to-wrong-axes'),
+    (47, 'getitem-grad-overwrite'),
+    (57, 'col2im-overwrites'),
+])
+def test_a_fault_injected_into_the_rewritten_modules_is_caught(submission, tmp_path, step,
+                                                               fault_id):
+    """The full marks above are not leniency: the same checks reject the independent
+    implementation once one of the faults of the step is injected into it."""
+    fault = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}[fault_id]
+    base = load.prepare(submission, step, tmp_path / 'base')
+    variant = faults.inject(base.root, tmp_path / fault_id, fault, base.entry)
+    doc = run.grade(variant, step, run.Options(seed=SEEDS[0]))
+    failed = [c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    assert doc['verdict'] == 'reject', failed
+    assert any(cid.startswith('step{}/'.format(step)) for cid in failed), failed

@@ -122,6 +122,16 @@ def test_tolerances_are_keyed_by_dtype_and_overridable():
     assert cmp.tolerance_for(np.float32, {'float32_rtol': 0.25})['rtol'] == 0.25
 
 
+def test_the_least_precise_of_several_dtypes_sets_the_tolerance():
+    # a float64 result against a reference computed in float32 (or the other way round) can be
+    # no closer than float32 rounding; two float64 sides keep the strict tolerance
+    single = cmp.tolerance_for(np.float32)
+    assert cmp.tolerance_for((np.float64, np.float32)) == single
+    assert cmp.tolerance_for([np.float32, np.float64]) == single
+    assert cmp.tolerance_for((np.float64, np.float64)) == cmp.tolerance_for(np.float64)
+    assert cmp.tolerance_for((np.float64, np.float32), {'float32_rtol': 0.25})['rtol'] == 0.25
+
+
 def test_every_assignment_file_loads_and_follows_its_schema():
     steps = assignments.available_steps()
     assert 52 in steps and 55 in steps
@@ -156,3 +166,21 @@ def test_bad_assignments_are_refused_before_grading(mutate, words):
 def test_an_unknown_pack_is_a_clear_error():
     with pytest.raises(assignments.AssignmentError, match='no assignment for step no-such-pack'):
         assignments.load('no-such-pack')
+
+
+def test_reference_match_judges_mixed_precision_at_the_coarser_dtype():
+    """A float64 result next to a reference array computed in float32 differs by float32
+    rounding, which is not a fault; a real difference still is."""
+    from grader.checks import expect
+    ref = np.array([0.1, -0.2, 0.3], dtype=np.float32)
+    close = ref.astype(np.float64) * (1 + 3e-7)
+    out = []
+    expect._diff({'y': Array(close, 'cpu')}, {'y': Array(ref, 'cpu')}, '', (), None, out)
+    assert out == []
+    expect._diff({'y': Array(close * 1.01, 'cpu')}, {'y': Array(ref, 'cpu')}, '', (), None, out)
+    assert [m['path'] for m in out] == ['y']
+    out = []
+    both64 = ref.astype(np.float64)
+    expect._diff({'y': Array(both64 * (1 + 3e-7), 'cpu')}, {'y': Array(both64, 'cpu')}, '', (),
+                 None, out)
+    assert [m['path'] for m in out] == ['y']

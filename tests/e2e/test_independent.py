@@ -1,0 +1,117 @@
+"""An independent implementation of the framework gets full marks at every step whose checks
+compare with the reference, under several seeds.
+
+tests/fixtures/independent rewrites, in a style of its own, the modules that carry the
+differentiable math and the machinery of stages 4 and 5 (core, functions, convolutions, layers,
+optimizers, models, utilities, device helpers, data loaders); see its README.md. The
+differential checks (`reference.match`, and the gradient batteries and graph trajectories,
+which compare with the reference too) must accept it: a failure here is either a bug of the
+fixture or a check that depends on an internal of the reference rather than on the contract.
+
+The quick run (`pytest -m "not slow"`) grades a few steps under one seed, and shows that a
+fault injected into the rewritten modules is still caught; `test_every_step` (slow, about
+three minutes) grades steps 23-60 under three seeds.
+"""
+import pytest
+
+import reference
+from grader import assignments, faults, load, run, schema
+
+import independent_fixture
+
+SEEDS = (2026, 7, 424242)
+STEPS = range(23, 61)
+QUICK = (33, 47, 52, 57)
+
+# Checks known to depend on the reference rather than on the contract, as
+# {step: (reason, the seeds under which the step fails)}: those (step, seed) cases are strict
+# xfails, so that they turn red once the check is fixed and the entry must go.
+_SET_PARAMS = (
+    "false check: the networks scenarios' set_params draws float64 weights and casts them to "
+    "each parameter's dtype, so a float64 Linear (this fixture's default) starts from other "
+    "weights than the float32 reference, and reference.match then compares at the float64 "
+    "tolerance (step44/linear, step45/tied, step45/mlp, step45/mlp_tanh; step 46 by "
+    "regression). Fix: round the drawn weights to float32 before the cast")
+FALSE_CHECKS = {
+    44: (_SET_PARAMS, {2026, 7, 424242}),
+    45: (_SET_PARAMS, {2026, 7, 424242}),
+    46: (_SET_PARAMS, {2026, 7}),
+}
+
+
+@pytest.fixture(scope='module')
+def submission(tmp_path_factory):
+    return independent_fixture.build(tmp_path_factory.mktemp('independent'))
+
+
+def _case(step, seed):
+    reason, seeds = FALSE_CHECKS.get(step, ('', ()))
+    if seed in seeds:
+        return pytest.param(step, seed, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return pytest.param(step, seed)
+
+
+def assert_full_marks(doc, step, seed):
+    assert schema.errors('scorecard', doc) == []
+    failing = ['{} [{}]: {}'.format(c['id'], c['status'], c['message']) for c in doc['checks']
+               if c['status'] not in ('passed', 'skipped')]
+    where = 'step {} seed {}: '.format(step, seed)
+    assert doc['verdict'] == 'accept', where + '; '.join(failing)
+    score = doc['score']
+    assert score['earned'] == score['possible'], where + '; '.join(failing)
+    extension = score.get('extension') or {}
+    assert extension.get('earned') == extension.get('possible'), where + '; '.join(failing)
+
+
+@pytest.mark.parametrize('step, seed', [_case(step, SEEDS[0]) for step in QUICK])
+def test_quick_steps(submission, step, seed):
+    assert_full_marks(run.grade(submission, step, run.Options(seed=seed)), step, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('step, seed', [_case(step, seed) for step in STEPS for seed in SEEDS])
+def test_every_step(submission, step, seed):
+    assert_full_marks(run.grade(submission, step, run.Options(seed=seed)), step, seed)
+
+
+def test_the_independent_implementation_is_not_the_reference():
+    """Every rewritten module differs from the reference's, and the distinctive designs the
+    fixture's README describes are there (guards against a fixture refreshed by copying the
+    reference over it)."""
+    names = independent_fixture.rewritten_modules()
+    assert {'core.py', 'functions.py', 'functions_conv.py', 'optimizers.py', 'models.py',
+            'utils.py', 'cuda.py', 'layers.py', 'dataloaders.py'} <= set(names)
+    for name in names:
+        ours = (independent_fixture.OVERLAY / 'dezero' / name).read_text(encoding='utf-8')
+        theirs = (reference.ROOT / 'dezero' / name).read_text(encoding='utf-8')
+        assert ours != theirs, name
+
+    def text(name):
+        return (independent_fixture.OVERLAY / 'dezero' / name).read_text(encoding='utf-8')
+    assert "__slots__ = ('data'" in text('core.py') and 'buckets' in text('core.py')
+    assert 'class _InvertedDropout' in text('functions.py')
+    assert 'xp.add.at(padded' in text('functions_conv.py')
+    assert 'class _ConvGradW' in text('functions_conv.py')
+    assert '_memory' in text('optimizers.py')
+    assert 'BLOCKS = ' in text('models.py')
+    layers = text('layers.py')
+    assert 'def named_parameters' in layers and '_carry' in layers
+
+
+@pytest.mark.parametrize('step, fault_id', [
+    (33, 'create-graph-ignored'),
+    (40, 'sum-to-wrong-axes'),
+    (47, 'getitem-grad-overwrite'),
+    (57, 'col2im-overwrites'),
+])
+def test_a_fault_injected_into_the_rewritten_modules_is_caught(submission, tmp_path, step,
+                                                               fault_id):
+    """The full marks above are not leniency: the same checks reject the independent
+    implementation once one of the faults of the step is injected into it."""
+    fault = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}[fault_id]
+    base = load.prepare(submission, step, tmp_path / 'base')
+    variant = faults.inject(base.root, tmp_path / fault_id, fault, base.entry)
+    doc = run.grade(variant, step, run.Options(seed=SEEDS[0]))
+    failed = [c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    assert doc['verdict'] == 'reject', failed
+    assert any(cid.startswith('step{}/'.format(step)) for cid in failed), failed

@@ -89,9 +89,9 @@ def _sum_of_squares(N, x, y):
     return N.add(N.square(x), N.square(y))
 
 
-@expression('reuse')               # step 14: x on two paths
+@expression('reuse')               # step 14: x on three paths, with the only function step 14 has
 def _reuse(N, x):
-    return N.add(N.square(x), x)
+    return N.add(N.add(x, x), x)
 
 
 @expression('diamond')             # step 16: a = x², y = a² + a²

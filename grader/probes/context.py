@@ -10,6 +10,8 @@ import importlib
 
 import numpy as np
 
+from grader.probes import stepfile
+
 # Captured when the worker starts, before learner code can monkeypatch anything.
 _Generator = np.random.Generator
 _PCG64 = np.random.PCG64
@@ -47,6 +49,9 @@ class Api:
                     except ModuleNotFoundError as e:
                         if e.name != self.module.__name__ + '.' + part:
                             raise
+                if self.kind == 'single-file' and i == 0:
+                    # a name the step file imported a part of from its own helper module
+                    sub = stepfile.helper_lookup(self.module, part, None)
                 if sub is None:
                     if default is MISSING:
                         raise AttributeError('the submission has no `{}` (looked for `{}`)'.format(

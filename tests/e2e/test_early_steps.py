@@ -135,3 +135,48 @@ def test_check_finds_a_step_file_in_steps_and_says_what_it_looked_for_otherwise(
     assert cli.main(['check', str(odd), '--step', '7']) == 1
     text = capsys.readouterr().out
     assert 'INVALID' in text and 'step07.py or step7.py' in text and 'Step_07.py' in text
+
+
+# -- step files as learners write them ----------------------------------------------------------------
+PATTERNS = Path(__file__).resolve().parents[1] / 'fixtures' / 'early_patterns'
+
+
+def test_a_name_kept_in_a_helper_module_is_found():
+    # step02.py takes Square and Variable from common.py; Function is only in common.py
+    doc = grade(PATTERNS / 'helper_module', 2)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_a_demo_that_leaves_backprop_off_does_not_leak_into_the_checks():
+    doc = grade(PATTERNS / 'demo_flips_config', 18)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_an_import_that_fails_in_a_step_file_is_the_reason_shown():
+    doc = grade(PATTERNS / 'uninstalled_import', 9)
+    assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'import-error'
+    text = doc['invalid']['message']
+    assert 'graphplotter' in text and 'step09.py:3' in text
+    assert 'has no' not in text
+
+
+@pytest.mark.parametrize('step, graded', [(5, 'steps/step04.py'), (15, 'steps/step14.py')])
+def test_a_theory_only_step_is_graded_on_the_latest_step_file_with_code(step, graded):
+    # steps/step05.py holds only a comment, and there is no step15.py at all
+    assert load.find_entry(PATTERNS / 'theory_only', step).path == graded
+    doc = grade(PATTERNS / 'theory_only', step)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['checks'] and all(c['status'] == 'passed' for c in doc['checks'])
+
+
+def test_a_theory_only_step_file_with_code_is_graded_itself(tmp_path):
+    (tmp_path / 'step04.py').write_text('raise SystemExit("not this one")\n')
+    (tmp_path / 'step05.py').write_text('# state of step 4\nfrom step04 import *\n')
+    assert load.find_entry(tmp_path, 5).path == 'step05.py'
+
+
+def test_the_steps_without_code_are_those_the_assignments_mark():
+    marked = {step for step in assignments.available_steps() if assignments.load(step).no_code}
+    assert marked == set(load.NO_CODE_STEPS)

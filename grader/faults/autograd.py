@@ -243,21 +243,12 @@ def tanh_backward_detached(dz):
 @patch('sum_grad_ignores_gy')
 def sum_grad_ignores_gy(dz):
     F = dz.functions
-
-    class Sum(dz.Function):
-        def __init__(self, axis, keepdims):
-            self.axis, self.keepdims = axis, keepdims
-
-        def forward(self, x):
-            self.x_shape = x.shape
-            return x.sum(axis=self.axis, keepdims=self.keepdims)
-
-        def backward(self, gy):
-            ones = gy ** 0                 # the upstream gradient dropped: ones in its place
-            ones = dz.utils.reshape_sum_backward(ones, self.x_shape, self.axis, self.keepdims)
-            return F.broadcast_to(ones, self.x_shape)
+    original = F.sum
 
     def sum(x, axis=None, keepdims=False):
-        return Sum(axis, keepdims)(x)
+        y = original(x, axis, keepdims)
+        book_backward = y.creator.backward
+        y.creator.backward = lambda gy: book_backward(gy ** 0)   # ones in place of the upstream gradient
+        return y
     F.sum = sum
     dz.Variable.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)

@@ -180,3 +180,20 @@ def test_a_theory_only_step_file_with_code_is_graded_itself(tmp_path):
 def test_the_steps_without_code_are_those_the_assignments_mark():
     marked = {step for step in assignments.available_steps() if assignments.load(step).no_code}
     assert marked == set(load.NO_CODE_STEPS)
+
+
+# -- Python numbers on either side of an operator (steps 21-22) ----------------------------------------
+@pytest.mark.parametrize('fault_id, expression', [('sub-scalar-not-as-array', 'x - 1.0'),
+                                                  ('div-scalar-not-as-array', 'x / 2.0')])
+def test_an_operator_that_forgets_as_array_is_rejected_at_step_22(tmp_path, fault_id, expression):
+    out, _ = _variant(tmp_path, 22, fault_id)
+    doc = grade(out, 22)
+    assert doc['verdict'] == 'reject'
+    assert 'step22/operands' in failing(doc)
+    assert expression in failing(doc)['step22/operands']
+
+
+@pytest.mark.parametrize('step', [21, 22])
+def test_the_reference_step_files_with_mixed_operands_are_accepted(step):
+    doc = grade(reference.ROOT / 'steps', step)
+    assert doc['verdict'] == 'accept', failing(doc)

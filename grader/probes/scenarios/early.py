@@ -481,28 +481,77 @@ def meta(ctx, shapes, repr=True):
     return res
 
 
+# name -> (the expression as a learner writes it, the expression on a Variable x, its value at a,
+# its derivative at a where the other operand is a Python number and x is 0-d, else None)
+OPERAND_CASES = {
+    # step 21: + and *
+    'plus_array': ('x + np.array(3.0)', lambda x: x + _array(3.0), lambda a: a + 3.0, None),
+    'plus_float': ('x + 3.0', lambda x: x + 3.0, lambda a: a + 3.0, lambda a: 1.0),
+    'plus_int': ('x + 3', lambda x: x + 3, lambda a: a + 3.0, lambda a: 1.0),
+    'float_plus': ('3.0 + x', lambda x: 3.0 + x, lambda a: 3.0 + a, lambda a: 1.0),
+    'times_float': ('x * 2.0', lambda x: x * 2.0, lambda a: a * 2.0, lambda a: 2.0),
+    'float_times': ('2.0 * x', lambda x: 2.0 * x, lambda a: 2.0 * a, lambda a: 2.0),
+    'float_times_plus': ('3.0 * x + 1.0', lambda x: 3.0 * x + 1.0, lambda a: 3.0 * a + 1.0, lambda a: 3.0),
+    'array_times': ('np.array([2.0, 3.0]) * x', lambda x: _array([2.0, 3.0]) * x,
+                    lambda a: _array([2.0, 3.0]) * a, None),
+    'array_plus': ('np.array([3.0, 4.0]) + x', lambda x: _array([3.0, 4.0]) + x,
+                   lambda a: _array([3.0, 4.0]) + a, None),
+    # step 22: - / ** and unary -
+    'minus_float': ('x - 1.0', lambda x: x - 1.0, lambda a: a - 1.0, lambda a: 1.0),
+    'float_minus': ('1.0 - x', lambda x: 1.0 - x, lambda a: 1.0 - a, lambda a: -1.0),
+    'minus_int': ('x - 1', lambda x: x - 1, lambda a: a - 1.0, lambda a: 1.0),
+    'minus_array': ('x - np.array(1.0)', lambda x: x - _array(1.0), lambda a: a - 1.0, None),
+    'array_minus': ('np.array([3.0, 4.0]) - x', lambda x: _array([3.0, 4.0]) - x,
+                    lambda a: _array([3.0, 4.0]) - a, None),
+    'div_float': ('x / 2.0', lambda x: x / 2.0, lambda a: a / 2.0, lambda a: 0.5),
+    'float_div': ('2.0 / x', lambda x: 2.0 / x, lambda a: 2.0 / a, lambda a: -2.0 / a ** 2),
+    'div_array': ('x / np.array(2.0)', lambda x: x / _array(2.0), lambda a: a / 2.0, None),
+    'array_div': ('np.array([2.0, 3.0]) / x', lambda x: _array([2.0, 3.0]) / x,
+                  lambda a: _array([2.0, 3.0]) / a, None),
+    'pow_int': ('x ** 2', lambda x: x ** 2, lambda a: a ** 2, lambda a: 2.0 * a),
+    'pow_float': ('x ** 3.0', lambda x: x ** 3.0, lambda a: a ** 3.0, lambda a: 3.0 * a ** 2),
+    'neg': ('-x', lambda x: -x, lambda a: -a, lambda a: -1.0),
+}
+STEP21_OPERANDS = ('plus_array', 'plus_float', 'plus_int', 'float_plus', 'times_float', 'float_times',
+                   'float_times_plus', 'array_times', 'array_plus')
+
 
 @scenario('early.operands')
-def operands(ctx, value):
-    """Step 21: ndarrays and Python numbers on either side of + and * give Variables (an
-    ndarray on the left needs __array_priority__, or NumPy makes an object array)."""
+def operands(ctx, value, cases=STEP21_OPERANDS, add_first=True):
+    """Steps 21-22: ndarrays and Python numbers on either side of an operator give Variables
+    (an ndarray on the left needs __array_priority__, or NumPy makes an object array), with the
+    right value (`values`), and where the other side is a number, the right gradient (`grads`).
+    `add_first`: also `add(np.array(1.0), x)`, the function called with an ndarray first."""
     V = ctx.api.Variable
     a = float(value)
-    cases = {
-        'plus_array': (lambda x: x + _array(3.0), a + 3.0),
-        'plus_float': (lambda x: x + 3.0, a + 3.0),
-        'plus_int': (lambda x: x + 3, a + 3.0),
-        'float_times_plus': (lambda x: 3.0 * x + 1.0, 3.0 * a + 1.0),
-        'array_times': (lambda x: _array([2.0, 3.0]) * x, _array([2.0, 3.0]) * a),
-        'array_plus': (lambda x: _array([3.0, 4.0]) + x, _array([3.0, 4.0]) + a),
-        'add_array_first': (lambda x: ctx.api.get('add')(_array(1.0), x), 1.0 + a),
-    }
-    res = {}
-    for name, (fn, expected) in cases.items():
-        def run(fn=fn, expected=expected):
+    res = {'values': {}, 'grads': {}}
+
+    def failed(text, e):
+        return {'raised': type(e).__name__, 'message': '{}: {}'.format(text, str(e)[:300])}
+
+    table = {name: OPERAND_CASES[name][:3] for name in cases}
+    if add_first:
+        table['add_array_first'] = ('add(np.array(1.0), x)', lambda x: ctx.api.get('add')(_array(1.0), x),
+                                    lambda a: 1.0 + a)
+    for name, (text, fn, expected) in table.items():
+        try:
             y = fn(V(_array(a)))
-            return {'is_variable': is_variable(ctx, y),
-                    'value': export(ctx, y) if is_variable(ctx, y) else None,
-                    'expected': _array(expected)}
-        phase(res, name, run)
+            res['values'][name] = {'expression': text, 'is_variable': is_variable(ctx, y),
+                                   'value': export(ctx, y) if is_variable(ctx, y) else None,
+                                   'expected': _asarray(expected(a))}
+        except Exception as e:
+            res['values'][name] = failed(text, e)
+    for name in cases:
+        text, fn, _, slope = OPERAND_CASES[name]
+        if slope is None:
+            continue
+        try:
+            x = V(_array(a))
+            fn(x).backward()
+            if x.grad is None:
+                raise LookupError('after backward() x.grad is None')
+            res['grads'][name] = {'expression': text, 'grad': export(ctx, x.grad),
+                                  'expected': _asarray(slope(a))}
+        except Exception as e:
+            res['grads'][name] = failed(text, e)
     return res

@@ -55,12 +55,18 @@ def run(module_name, path):
 
 
 def _import_failure(exc, path):
-    """The import error in words, with the submission's own line that raised it."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _inside(f.filename, path)]
+    """The import error in words, with the submission's own lines that led to it (the step
+    file's import, then each of the submission's modules it went through)."""
+    roots = [os.path.dirname(os.path.abspath(path)), os.path.abspath(os.getcwd())]
+    base = os.path.commonpath(roots)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if _own_file(types.SimpleNamespace(__file__=f.filename), roots)]
     at = ''
     if frames:
         f = frames[-1]
-        at = ' ({}:{}{})'.format(os.path.basename(f.filename), f.lineno, ': ' + f.line if f.line else '')
+        at = ' ({}:{}{}'.format(os.path.relpath(f.filename, base), f.lineno, ': ' + f.line if f.line else '')
+        chain = ['{}:{}'.format(os.path.relpath(g.filename, base), g.lineno) for g in frames[:-1]]
+        at += ', reached from {})'.format(' -> '.join(chain)) if chain else ')'
     name = getattr(exc, 'name', None)
     if isinstance(exc, ModuleNotFoundError) and name:
         text = 'your step file imports {!r}, which cannot be imported where it is graded{}: {}'.format(
@@ -70,14 +76,6 @@ def _import_failure(exc, path):
     new = type(exc)(text)
     new.name = name
     return new
-
-
-def _inside(filename, path):
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        return os.path.commonpath([os.path.abspath(filename), folder]) == folder
-    except ValueError:
-        return False
 
 
 def _own_file(module, roots):

@@ -516,15 +516,23 @@ STEP21_OPERANDS = ('plus_array', 'plus_float', 'plus_int', 'float_plus', 'times_
                    'float_times_plus', 'array_times', 'array_plus')
 
 
+def _kind(value):
+    """What an operator gave instead of a Variable, in a few words."""
+    if isinstance(value, _ndarray):
+        return 'an ndarray of dtype {}'.format(value.dtype)
+    return 'a {}'.format(type(value).__name__)
+
+
 @scenario('early.operands')
 def operands(ctx, value, cases=STEP21_OPERANDS, add_first=True):
     """Steps 21-22: ndarrays and Python numbers on either side of an operator give Variables
-    (an ndarray on the left needs __array_priority__, or NumPy makes an object array), with the
-    right value (`values`), and where the other side is a number, the right gradient (`grads`).
+    (an ndarray on the left needs __array_priority__, or NumPy makes an object array; those that
+    do not are listed in `not_variables`), with the right value (`values`), and where the other
+    side is a number, the right gradient (`grads`).
     `add_first`: also `add(np.array(1.0), x)`, the function called with an ndarray first."""
     V = ctx.api.Variable
     a = float(value)
-    res = {'values': {}, 'grads': {}}
+    res = {'not_variables': [], 'values': {}, 'grads': {}}
 
     def failed(text, e):
         return {'raised': type(e).__name__, 'message': '{}: {}'.format(text, str(e)[:300])}
@@ -536,9 +544,11 @@ def operands(ctx, value, cases=STEP21_OPERANDS, add_first=True):
     for name, (text, fn, expected) in table.items():
         try:
             y = fn(V(_array(a)))
-            res['values'][name] = {'expression': text, 'is_variable': is_variable(ctx, y),
-                                   'value': export(ctx, y) if is_variable(ctx, y) else None,
-                                   'expected': _asarray(expected(a))}
+            if is_variable(ctx, y):
+                res['values'][name] = {'expression': text, 'value': export(ctx, y),
+                                       'expected': _asarray(expected(a))}
+            else:
+                res['not_variables'].append('{} gave {}'.format(text, _kind(y)))
         except Exception as e:
             res['values'][name] = failed(text, e)
     for name in cases:

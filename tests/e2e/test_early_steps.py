@@ -197,3 +197,28 @@ def test_an_operator_that_forgets_as_array_is_rejected_at_step_22(tmp_path, faul
 def test_the_reference_step_files_with_mixed_operands_are_accepted(step):
     doc = grade(reference.ROOT / 'steps', step)
     assert doc['verdict'] == 'accept', failing(doc)
+
+
+# -- a step grades only what the book has introduced by then --------------------------------------------
+def test_sum_is_graded_on_its_forward_at_step_39_and_its_gradient_from_step_40(tmp_path):
+    # the book's Sum.backward calls broadcast_to, which arrives at step 40: a package in the state
+    # of step 39 has no broadcast_to yet
+    package = tmp_path / 'dezero'
+    shutil.copytree(reference.ROOT / 'dezero', package, ignore=shutil.ignore_patterns('__pycache__'))
+    functions = package / 'functions.py'
+    functions.write_text(functions.read_text() + '\n\ndel broadcast_to   # arrives at step 40\n')
+    doc = grade(tmp_path, 39)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+    doc = grade(tmp_path, 40)
+    assert doc['verdict'] == 'reject'
+    assert {'step40/sum_grad', 'step40/broadcast_to'} <= set(failing(doc))
+
+
+def test_step_14_grades_reuse_with_add_alone(tmp_path):
+    # the book's step14.py defines Add and add, and no Square
+    source = (reference.ROOT / 'steps' / 'step14.py').read_text()
+    (tmp_path / 'step14.py').write_text(source + '\n\ndel Square, square\n')
+    doc = grade(tmp_path, 14)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0

@@ -119,10 +119,14 @@ def restore_modes(module):
     restored = []
     for m in [module] + list(_HELPERS.get(module.__name__, ())):
         config = vars(m).get('Config')
-        if not isinstance(config, type):
+        if config is None or isinstance(config, types.ModuleType):
+            continue
+        try:
+            state = vars(config)                # a class, or an instance holding the modes
+        except TypeError:
             continue
         for mode, default in DEFAULT_MODES.items():
-            if mode in vars(config) and vars(config)[mode] != default:
+            if mode in state and state[mode] != default:
                 setattr(config, mode, default)
                 restored.append('{}.Config.{}'.format(m.__name__, mode))
     return restored

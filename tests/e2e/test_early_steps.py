@@ -222,3 +222,18 @@ def test_step_14_grades_reuse_with_add_alone(tmp_path):
     doc = grade(tmp_path, 14)
     assert doc['verdict'] == 'accept', failing(doc)
     assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_a_mode_left_off_is_restored_on_a_settings_class_or_object(tmp_path):
+    (tmp_path / 'settings.py').write_text('class Modes:\n    enable_backprop = True\n\n\nConfig = Modes()\n')
+    step_file = tmp_path / 'step18.py'
+    step_file.write_text('from settings import Config\n\nConfig.enable_backprop = False\n')
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module, note = _exec_single_file('step18', str(step_file))
+        assert module.Config.enable_backprop is True
+        assert note['restored_modes'] == ['step18.Config.enable_backprop']
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ('step18', 'settings'):
+            sys.modules.pop(name, None)

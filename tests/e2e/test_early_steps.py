@@ -237,3 +237,14 @@ def test_a_mode_left_off_is_restored_on_a_settings_class_or_object(tmp_path):
         sys.path.remove(str(tmp_path))
         for name in ('step18', 'settings'):
             sys.modules.pop(name, None)
+
+
+def test_tests_written_for_pytest_count_at_step_10(tmp_path):
+    doc = grade(PATTERNS / 'pytest_style', 10)
+    assert doc['verdict'] == 'accept', failing(doc)
+    broken = tmp_path / 'step10.py'
+    broken.write_text((PATTERNS / 'pytest_style' / 'step10.py').read_text().replace(
+        'assert x.grad == 6.0', 'assert x.grad == 7.0'))
+    doc = grade(tmp_path, 10)
+    assert doc['verdict'] == 'reject'
+    assert set(failing(doc)) == {'step10/unittests'}

@@ -246,22 +246,64 @@ def seed(ctx, shape):
 
 @scenario('early.unittests')
 def unittests(ctx):
-    """Run the unittest.TestCase classes the step file defines (the book's step 10 writes
-    SquareTest); report how many ran and how they ended."""
+    """Run the tests the step file defines: its unittest.TestCase classes (the book's step 10
+    writes SquareTest) and, written for pytest, `Test*` classes and `test_*` functions that take
+    no arguments; report how many ran and how they ended (an AssertionError is a failure, any
+    other exception an error)."""
     module = ctx.api.module
-    cases = sorted((name, obj) for name, obj in vars(module).items()
-                   if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
-                   and obj.__module__.split('.')[0] != 'unittest')
+    names = sorted(vars(module).items())
+    cases = [(name, obj) for name, obj in names if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
+             and obj.__module__.split('.')[0] != 'unittest']
+    own = [(name, obj) for name, obj in names if getattr(obj, '__module__', None) == module.__name__]
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
     for _, case in cases:
         suite.addTests(loader.loadTestsFromTestCase(case))
     np.random.seed(ctx.seed % (2 ** 31))
     result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+    ran, failures, errors = result.testsRun, len(result.failures), len(result.errors)
     problems = [str(test) + ': ' + text.strip().splitlines()[-1]
                 for test, text in result.failures + result.errors]
-    return {'classes': [name for name, _ in cases], 'ran': result.testsRun,
-            'failures': len(result.failures), 'errors': len(result.errors), 'problems': problems[:5]}
+    for label, test in _pytest_style(own):
+        ran += 1
+        try:
+            test()
+        except AssertionError as e:
+            failures += 1
+            problems.append('{}: AssertionError {}'.format(label, e).rstrip())
+        except Exception as e:
+            errors += 1
+            problems.append('{}: {}: {}'.format(label, type(e).__name__, e))
+    classes = [name for name, _ in cases] + sorted({label.split('.')[0] for label, _ in _pytest_style(own)})
+    return {'classes': classes, 'ran': ran, 'failures': failures, 'errors': errors, 'problems': problems[:5]}
+
+
+def _pytest_style(own):
+    """(label, callable) for each test written the pytest way: a method `test_*` of a class
+    `Test*` (one fresh instance per test), or a module-level function `test_*`, that needs no
+    argument (a test that asks for a pytest fixture is left out)."""
+    import inspect
+    found = []
+
+    def plain(fn, skip=0):
+        try:
+            params = list(inspect.signature(fn).parameters.values())[skip:]
+        except (TypeError, ValueError):
+            return False
+        return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+    for name, obj in own:
+        if isinstance(obj, type) and name.startswith('Test') and not issubclass(obj, unittest.TestCase):
+            if '__init__' in vars(obj):
+                continue            # pytest does not collect a class with __init__
+            for attr in sorted(vars(obj)):
+                method = vars(obj)[attr]
+                if attr.startswith('test') and callable(method) and plain(method, skip=1):
+                    found.append(('{}.{}'.format(name, attr),
+                                  lambda cls=obj, attr=attr: getattr(cls(), attr)()))
+        elif name.startswith('test') and inspect.isfunction(obj) and plain(obj):
+            found.append((name, obj))
+    return found
 
 
 # -- steps 11-12: several inputs and outputs ------------------------------------------------------

@@ -82,7 +82,8 @@ def find_entry(root: Path, step: int) -> Entry:
     ``stepN.py``) at the root or in ``steps/`` or, failing that, the same inside one top-level
     folder; the file's folder goes on ``sys.path`` so helper modules beside it import. At a step
     without code (``NO_CODE_STEPS``: 5, 15) a step file that is absent or holds only comments
-    stands for the state of the latest earlier step, whose file is graded instead. Several
+    stands for the state of the latest earlier step with code (4, 14), whose file is graded
+    instead. Several
     candidates at the same level are refused as ambiguous rather than guessed between.
     """
     if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= LAST_STEP:
@@ -109,14 +110,14 @@ def find_entry(root: Path, step: int) -> Entry:
         if found and step in NO_CODE_STEPS and not _has_code(root / found[0]):
             found = []   # the book's "# No code": the state of the latest step with code is graded
         if not found and step in NO_CODE_STEPS:
-            found = next((files for earlier in range(step - 1, 0, -1)
-                          if (files := _step_files(root, bases, earlier))), [])
+            found = _step_files(root, bases, _state_step(step))
         if found:
             folder, _, name = found[0].rpartition("/")
             return Entry("single-file", name[:-3], found[0], folder or ".")
     wanted = " or ".join(names)
     if step in NO_CODE_STEPS:
-        wanted += f" (step {step} has no code: a step file of an earlier step is graded in its place)"
+        wanted += (f" holding code, or step{_state_step(step):02d}.py (step {step} has no code: the file of step "
+                   f"{_state_step(step)} is graded in its place)")
     raise SubmissionError("no-entry", f"step {step} expects {wanted} at the top of the submission or in steps/ "
                           f"(or inside one top-level folder); found {_listing(root)}"
                           f"{_near_misses(root, [''] + levels[1])}")
@@ -124,6 +125,11 @@ def find_entry(root: Path, step: int) -> Entry:
 
 def _step_names(step: int) -> list[str]:
     return [f"step{step:02d}.py"] + ([f"step{step}.py"] if step < 10 else [])
+
+
+def _state_step(step: int) -> int:
+    """The step whose state a step without code stands for: the latest earlier step with code."""
+    return max(n for n in range(1, step) if n not in NO_CODE_STEPS)
 
 
 def _step_files(root: Path, bases: list[str], step: int) -> list[str]:

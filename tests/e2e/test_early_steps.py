@@ -248,3 +248,24 @@ def test_tests_written_for_pytest_count_at_step_10(tmp_path):
     doc = grade(tmp_path, 10)
     assert doc['verdict'] == 'reject'
     assert set(failing(doc)) == {'step10/unittests'}
+
+
+@pytest.mark.parametrize('step, old, new', [
+    (11, 'self.inputs = inputs', 'self.args = inputs'),
+    (7, 'self.output = output', 'self.result = output'),
+])
+def test_a_function_may_keep_its_inputs_and_outputs_under_other_names(tmp_path, step, old, new):
+    source = (reference.ROOT / 'steps' / 'step{:02d}.py'.format(step)).read_text()
+    assert old in source
+    (tmp_path / 'step{:02d}.py'.format(step)).write_text(source.replace(old, new))
+    doc = grade(tmp_path, step)
+    assert doc['verdict'] == 'accept', failing(doc)
+
+
+def test_a_theory_only_step_needs_the_state_of_the_step_before_it(tmp_path):
+    # a step10.py is not the state of step 14: step 15 grades step14.py or nothing
+    shutil.copy(reference.ROOT / 'steps' / 'step10.py', tmp_path / 'step10.py')
+    (tmp_path / 'step15.py').write_text('# No code\n')
+    doc = grade(tmp_path, 15)
+    assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'no-entry'
+    assert 'step14.py' in doc['invalid']['message']

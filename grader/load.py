@@ -16,6 +16,7 @@ caches, version-control folders, macOS metadata and virtual environments (folder
 
 from __future__ import annotations
 
+import ast
 import errno
 import hashlib
 import os
@@ -36,6 +37,10 @@ MAX_RATIO = 200
 RATIO_MIN_ENTRY_BYTES = 1024 * 1024  # small files of zeros legitimately compress >200x
 FIRST_PACKAGE_STEP = 23
 LAST_STEP = 60
+# Steps whose text has no code (the book's step file says only "# No code"): a single-file step of
+# these is graded on the latest earlier step file when its own file is absent or holds no code.
+# The assignments mark the same steps `no_code`.
+NO_CODE_STEPS = frozenset({5, 15, 25, 30, 31, 32, 56})
 
 _IGNORED_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", "__MACOSX"})
 _IGNORED_FILES = frozenset({".DS_Store"})
@@ -76,7 +81,10 @@ def find_entry(root: Path, step: int) -> Entry:
     Steps 23-60: a ``dezero/`` folder with ``__init__.py`` at the root or, failing that, inside
     one top-level folder (a zip of ``alice/dezero/...``). Steps 1-22: ``stepNN.py`` (or
     ``stepN.py``) at the root or in ``steps/`` or, failing that, the same inside one top-level
-    folder; the file's folder goes on ``sys.path`` so helper modules beside it import. Several
+    folder; the file's folder goes on ``sys.path`` so helper modules beside it import. At a step
+    without code (``NO_CODE_STEPS``: 5, 15) a step file that is absent or holds only comments
+    stands for the state of the latest earlier step with code (4, 14), whose file is graded
+    instead. Several
     candidates at the same level are refused as ambiguous rather than guessed between.
     """
     if not isinstance(step, int) or isinstance(step, bool) or not 1 <= step <= LAST_STEP:
@@ -97,20 +105,52 @@ def find_entry(root: Path, step: int) -> Entry:
         raise SubmissionError("no-entry", f"step {step} expects your dezero/ package (a folder named dezero holding "
                               f"__init__.py) at the top of the submission or inside one top-level folder{hint}; "
                               f"found {_listing(root)}")
-    names = [f"step{step:02d}.py"] + ([f"step{step}.py"] if step < 10 else [])
+    names = _step_names(step)
     for bases in levels:
-        found = [folder + name for base in bases for folder in (base, f"{base}steps/") for name in names
-                 if (root / folder / name).is_file()]
-        if len(found) > 1:
-            raise SubmissionError("ambiguous-entry", f"found several files for step {step}: {', '.join(found)}; "
-                                  "keep exactly one")
+        found = _step_files(root, bases, step)
+        if found and step in NO_CODE_STEPS and not _has_code(root / found[0]):
+            found = []   # the book's "# No code": the state of the latest step with code is graded
+        if not found and step in NO_CODE_STEPS:
+            found = _step_files(root, bases, _state_step(step))
         if found:
             folder, _, name = found[0].rpartition("/")
             return Entry("single-file", name[:-3], found[0], folder or ".")
     wanted = " or ".join(names)
+    if step in NO_CODE_STEPS:
+        wanted += (f" holding code, or step{_state_step(step):02d}.py (step {step} has no code: the file of step "
+                   f"{_state_step(step)} is graded in its place)")
     raise SubmissionError("no-entry", f"step {step} expects {wanted} at the top of the submission or in steps/ "
                           f"(or inside one top-level folder); found {_listing(root)}"
                           f"{_near_misses(root, [''] + levels[1])}")
+
+
+def _step_names(step: int) -> list[str]:
+    return [f"step{step:02d}.py"] + ([f"step{step}.py"] if step < 10 else [])
+
+
+def _state_step(step: int) -> int:
+    """The step whose state a step without code stands for: the latest earlier step with code."""
+    return max(n for n in range(1, step) if n not in NO_CODE_STEPS)
+
+
+def _step_files(root: Path, bases: list[str], step: int) -> list[str]:
+    """The step files of ``step`` at one level (the root, or inside each top-level folder)."""
+    found = [folder + name for base in bases for folder in (base, f"{base}steps/") for name in _step_names(step)
+             if (root / folder / name).is_file()]
+    if len(found) > 1:
+        raise SubmissionError("ambiguous-entry", f"found several files for step {step}: {', '.join(found)}; "
+                              "keep exactly one")
+    return found
+
+
+def _has_code(path: Path) -> bool:
+    """Whether a step file holds a statement (not only comments, blank lines or a docstring).
+    A file that does not parse counts as code: importing it reports the syntax error."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return True
+    return any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in tree.body)
 
 
 def _top_dirs(root: Path) -> list[str]:

@@ -237,3 +237,28 @@ def tanh_backward_detached(dz):
     def tanh(x):
         return Tanh()(x)
     F.tanh = tanh
+
+
+# -- step 39's sum (its gradient is graded from step 40) --------------------------------------------
+@patch('sum_keepdims_ignored')
+def sum_keepdims_ignored(dz):
+    F = dz.functions
+    original = F.sum
+
+    def sum(x, axis=None, keepdims=False):
+        return original(x, axis, False)    # keepdims never reaches the array's sum
+    F.sum = sum
+
+
+@patch('sum_grad_ignores_gy')
+def sum_grad_ignores_gy(dz):
+    F = dz.functions
+    original = F.sum
+
+    def sum(x, axis=None, keepdims=False):
+        y = original(x, axis, keepdims)
+        book_backward = y.creator.backward
+        y.creator.backward = lambda gy: book_backward(gy ** 0)   # ones in place of the upstream gradient
+        return y
+    F.sum = sum
+    dz.Variable.sum = lambda self, axis=None, keepdims=False: sum(self, axis, keepdims)

@@ -540,3 +540,21 @@ def pow_grad_exponent(dz):
     def pow(x, c):
         return Pow(c)(x)
     dz.Variable.__pow__ = pow
+
+
+@patch('sub_scalar_not_as_array')
+def sub_scalar_not_as_array(dz):
+    def sub(x0, x1):
+        return dz.Sub()(x0, x1)            # a Python number reaches Variable() as it is
+    dz.Variable.__sub__ = dz.sub = sub
+
+
+@patch('div_scalar_not_as_array')
+def div_scalar_not_as_array(dz):
+    def div(x0, x1):
+        return dz.Div()(x0, x1)            # x / 2.0: the 2.0 reaches Variable() as it is
+
+    def rdiv(x0, x1):
+        return dz.Div()(x1, x0)
+    dz.Variable.__truediv__ = dz.div = div
+    dz.Variable.__rtruediv__ = dz.rdiv = rdiv

@@ -6,9 +6,12 @@ namespace holds `Variable`, `square`, ... — without assuming anything about in
 `Ctx` carries the device, the seed, a random generator created before any learner code ran,
 and the conversions between host arrays and the device.
 """
+import difflib
 import importlib
 
 import numpy as np
+
+from grader.probes import stepfile
 
 # Captured when the worker starts, before learner code can monkeypatch anything.
 _Generator = np.random.Generator
@@ -25,6 +28,21 @@ def upstream_gradient(seed, shape, dtype):
     computes the same one, so the worker never has to report it."""
     rng = _Generator(_PCG64([seed, GY_SALT]))
     return rng.standard_normal(tuple(shape)).astype(dtype)
+
+
+def _near(obj, name):
+    """A hint naming what the submission has instead of a missing name (`Var` for `Variable`)."""
+    try:
+        names = [n for n in vars(obj) if not n.startswith('_')]
+    except TypeError:
+        return ''
+    lower = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.6)
+    close += [lower[n] for n in lower if n not in close and len(n) >= 3 and name.lower().startswith(n)]
+    found = sorted({lower.get(n, n) for n in close})
+    if not found:
+        return ''
+    return '; it has {}: the checks call the book\'s names'.format(', '.join('`{}`'.format(n) for n in found))
 
 
 class Api:
@@ -47,10 +65,13 @@ class Api:
                     except ModuleNotFoundError as e:
                         if e.name != self.module.__name__ + '.' + part:
                             raise
+                if self.kind == 'single-file' and i == 0:
+                    # a name the step file imported a part of from its own helper module
+                    sub = stepfile.helper_lookup(self.module, part, None)
                 if sub is None:
                     if default is MISSING:
-                        raise AttributeError('the submission has no `{}` (looked for `{}`)'.format(
-                            '.'.join(parts[:i + 1]), dotted)) from None
+                        raise AttributeError('the submission has no `{}` (looked for `{}`){}'.format(
+                            '.'.join(parts[:i + 1]), dotted, _near(obj, part))) from None
                     return default
                 obj = sub
         return obj

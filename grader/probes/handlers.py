@@ -20,7 +20,7 @@ import time
 import types
 
 from grader import wire
-from grader.probes import SCENARIOS, compat
+from grader.probes import SCENARIOS, compat, stepfile
 from grader.probes.context import Api, Ctx
 import grader.probes.scenarios  # noqa: F401  (fills SCENARIOS)
 
@@ -87,22 +87,9 @@ class _BlockReference(importlib.abc.MetaPathFinder):
 
 
 def _exec_single_file(module_name, path):
-    """Run a step file as a module. A step file's demo may end in an error on purpose (the
-    book's step 9 does): the names defined before it stay usable, and the error is reported."""
-    module = types.ModuleType(module_name)
-    module.__file__ = path
-    sys.modules[module_name] = module
-    with open(path, 'rb') as f:
-        source = f.read()
-    code = compile(source, path, 'exec')
-    demo_error = None
-    try:
-        exec(code, module.__dict__)
-    except SyntaxError:
-        raise
-    except BaseException as e:  # noqa: B902 - SystemExit in a demo is recorded, not obeyed
-        demo_error = {'type': type(e).__name__, 'message': str(e)[:500]}
-    return module, demo_error
+    """Run a step file as a module (see grader.probes.stepfile): a demo that ends in an error
+    keeps the names defined before it, and the error is reported."""
+    return stepfile.run(module_name, path)
 
 
 def setup(msg):

@@ -135,3 +135,137 @@ def test_check_finds_a_step_file_in_steps_and_says_what_it_looked_for_otherwise(
     assert cli.main(['check', str(odd), '--step', '7']) == 1
     text = capsys.readouterr().out
     assert 'INVALID' in text and 'step07.py or step7.py' in text and 'Step_07.py' in text
+
+
+# -- step files as learners write them ----------------------------------------------------------------
+PATTERNS = Path(__file__).resolve().parents[1] / 'fixtures' / 'early_patterns'
+
+
+def test_a_name_kept_in_a_helper_module_is_found():
+    # step02.py takes Square and Variable from common.py; Function is only in common.py
+    doc = grade(PATTERNS / 'helper_module', 2)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_a_demo_that_leaves_backprop_off_does_not_leak_into_the_checks():
+    doc = grade(PATTERNS / 'demo_flips_config', 18)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_an_import_that_fails_in_a_step_file_is_the_reason_shown():
+    doc = grade(PATTERNS / 'uninstalled_import', 9)
+    assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'import-error'
+    text = doc['invalid']['message']
+    assert 'graphplotter' in text and 'step09.py:3' in text
+    assert 'has no' not in text
+
+
+@pytest.mark.parametrize('step, graded', [(5, 'steps/step04.py'), (15, 'steps/step14.py')])
+def test_a_theory_only_step_is_graded_on_the_latest_step_file_with_code(step, graded):
+    # steps/step05.py holds only a comment, and there is no step15.py at all
+    assert load.find_entry(PATTERNS / 'theory_only', step).path == graded
+    doc = grade(PATTERNS / 'theory_only', step)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['checks'] and all(c['status'] == 'passed' for c in doc['checks'])
+
+
+def test_a_theory_only_step_file_with_code_is_graded_itself(tmp_path):
+    (tmp_path / 'step04.py').write_text('raise SystemExit("not this one")\n')
+    (tmp_path / 'step05.py').write_text('# state of step 4\nfrom step04 import *\n')
+    assert load.find_entry(tmp_path, 5).path == 'step05.py'
+
+
+def test_the_steps_without_code_are_those_the_assignments_mark():
+    marked = {step for step in assignments.available_steps() if assignments.load(step).no_code}
+    assert marked == set(load.NO_CODE_STEPS)
+
+
+# -- Python numbers on either side of an operator (steps 21-22) ----------------------------------------
+@pytest.mark.parametrize('fault_id, expression', [('sub-scalar-not-as-array', 'x - 1.0'),
+                                                  ('div-scalar-not-as-array', 'x / 2.0')])
+def test_an_operator_that_forgets_as_array_is_rejected_at_step_22(tmp_path, fault_id, expression):
+    out, _ = _variant(tmp_path, 22, fault_id)
+    doc = grade(out, 22)
+    assert doc['verdict'] == 'reject'
+    assert 'step22/operands' in failing(doc)
+    assert expression in failing(doc)['step22/operands']
+
+
+@pytest.mark.parametrize('step', [21, 22])
+def test_the_reference_step_files_with_mixed_operands_are_accepted(step):
+    doc = grade(reference.ROOT / 'steps', step)
+    assert doc['verdict'] == 'accept', failing(doc)
+
+
+# -- a step grades only what the book has introduced by then --------------------------------------------
+def test_sum_is_graded_on_its_forward_at_step_39_and_its_gradient_from_step_40(tmp_path):
+    # the book's Sum.backward calls broadcast_to, which arrives at step 40: a package in the state
+    # of step 39 has no broadcast_to yet
+    package = tmp_path / 'dezero'
+    shutil.copytree(reference.ROOT / 'dezero', package, ignore=shutil.ignore_patterns('__pycache__'))
+    functions = package / 'functions.py'
+    functions.write_text(functions.read_text() + '\n\ndel broadcast_to   # arrives at step 40\n')
+    doc = grade(tmp_path, 39)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+    doc = grade(tmp_path, 40)
+    assert doc['verdict'] == 'reject'
+    assert {'step40/sum_grad', 'step40/broadcast_to'} <= set(failing(doc))
+
+
+def test_step_14_grades_reuse_with_add_alone(tmp_path):
+    # the book's step14.py defines Add and add, and no Square
+    source = (reference.ROOT / 'steps' / 'step14.py').read_text()
+    (tmp_path / 'step14.py').write_text(source + '\n\ndel Square, square\n')
+    doc = grade(tmp_path, 14)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['score']['earned'] == doc['score']['possible'] > 0
+
+
+def test_a_mode_left_off_is_restored_on_a_settings_class_or_object(tmp_path):
+    (tmp_path / 'settings.py').write_text('class Modes:\n    enable_backprop = True\n\n\nConfig = Modes()\n')
+    step_file = tmp_path / 'step18.py'
+    step_file.write_text('from settings import Config\n\nConfig.enable_backprop = False\n')
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module, note = _exec_single_file('step18', str(step_file))
+        assert module.Config.enable_backprop is True
+        assert note['restored_modes'] == ['step18.Config.enable_backprop']
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ('step18', 'settings'):
+            sys.modules.pop(name, None)
+
+
+def test_tests_written_for_pytest_count_at_step_10(tmp_path):
+    doc = grade(PATTERNS / 'pytest_style', 10)
+    assert doc['verdict'] == 'accept', failing(doc)
+    broken = tmp_path / 'step10.py'
+    broken.write_text((PATTERNS / 'pytest_style' / 'step10.py').read_text().replace(
+        'assert x.grad == 6.0', 'assert x.grad == 7.0'))
+    doc = grade(tmp_path, 10)
+    assert doc['verdict'] == 'reject'
+    assert set(failing(doc)) == {'step10/unittests'}
+
+
+@pytest.mark.parametrize('step, old, new', [
+    (11, 'self.inputs = inputs', 'self.args = inputs'),
+    (7, 'self.output = output', 'self.result = output'),
+])
+def test_a_function_may_keep_its_inputs_and_outputs_under_other_names(tmp_path, step, old, new):
+    source = (reference.ROOT / 'steps' / 'step{:02d}.py'.format(step)).read_text()
+    assert old in source
+    (tmp_path / 'step{:02d}.py'.format(step)).write_text(source.replace(old, new))
+    doc = grade(tmp_path, step)
+    assert doc['verdict'] == 'accept', failing(doc)
+
+
+def test_a_theory_only_step_needs_the_state_of_the_step_before_it(tmp_path):
+    # a step10.py is not the state of step 14: step 15 grades step14.py or nothing
+    shutil.copy(reference.ROOT / 'steps' / 'step10.py', tmp_path / 'step10.py')
+    (tmp_path / 'step15.py').write_text('# No code\n')
+    doc = grade(tmp_path, 15)
+    assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'no-entry'
+    assert 'step14.py' in doc['invalid']['message']

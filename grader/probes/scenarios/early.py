@@ -133,10 +133,27 @@ def chain(ctx, names, shape):
 _MISSING = object()
 
 
+def holds(f, v):
+    """Whether the Function object `f` keeps the Variable `v` in one of its attributes -- itself,
+    in a list or tuple, or behind a weak reference -- whatever the attribute is called (the book
+    calls it `input`, `output`, `inputs` or `outputs`; the name is the learner's choice)."""
+    def same(value):
+        if value is v:
+            return True
+        if isinstance(value, weakref.ref):
+            return value() is v
+        return False
+    for value in list(getattr(f, '__dict__', {}).values()):
+        if same(value) or (isinstance(value, (list, tuple)) and any(same(item) for item in value)):
+            return True
+    return False
+
+
 @scenario('early.links')
 def links(ctx, creator=False):
-    """x → Square → a → Exp → b → Square → y: each Function remembers its input and output
-    (step 4) and, from step 7, each Variable its creator."""
+    """x → Square → a → Exp → b → Square → y: each Function keeps its input and its output (in
+    attributes of any name; the book's are `input` and `output`) and, from step 7, each Variable
+    its creator (`creator`, which the book's own code reads)."""
     V = ctx.api.Variable
     Square, Exp = ctx.api.get('Square'), ctx.api.get('Exp')
     A, B, C = Square(), Exp(), Square()
@@ -144,8 +161,8 @@ def links(ctx, creator=False):
     a = A(x)
     b = B(a)
     y = C(b)
-    res = {'inputs': all(getattr(f, 'input', _MISSING) is v for f, v in ((A, x), (B, a), (C, b))),
-           'outputs': all(getattr(f, 'output', _MISSING) is v for f, v in ((A, a), (B, b), (C, y)))}
+    res = {'inputs': all(holds(f, v) for f, v in ((A, x), (B, a), (C, b))),
+           'outputs': all(holds(f, v) for f, v in ((A, a), (B, b), (C, y)))}
     if creator:
         res['creators'] = all(getattr(v, 'creator', _MISSING) is f for f, v in ((A, a), (B, b), (C, y)))
         res['leaf_creator_none'] = getattr(x, 'creator', _MISSING) is None
@@ -246,22 +263,64 @@ def seed(ctx, shape):
 
 @scenario('early.unittests')
 def unittests(ctx):
-    """Run the unittest.TestCase classes the step file defines (the book's step 10 writes
-    SquareTest); report how many ran and how they ended."""
+    """Run the tests the step file defines: its unittest.TestCase classes (the book's step 10
+    writes SquareTest) and, written for pytest, `Test*` classes and `test_*` functions that take
+    no arguments; report how many ran and how they ended (an AssertionError is a failure, any
+    other exception an error)."""
     module = ctx.api.module
-    cases = sorted((name, obj) for name, obj in vars(module).items()
-                   if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
-                   and obj.__module__.split('.')[0] != 'unittest')
+    names = sorted(vars(module).items())
+    cases = [(name, obj) for name, obj in names if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
+             and obj.__module__.split('.')[0] != 'unittest']
+    own = [(name, obj) for name, obj in names if getattr(obj, '__module__', None) == module.__name__]
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
     for _, case in cases:
         suite.addTests(loader.loadTestsFromTestCase(case))
     np.random.seed(ctx.seed % (2 ** 31))
     result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(suite)
+    ran, failures, errors = result.testsRun, len(result.failures), len(result.errors)
     problems = [str(test) + ': ' + text.strip().splitlines()[-1]
                 for test, text in result.failures + result.errors]
-    return {'classes': [name for name, _ in cases], 'ran': result.testsRun,
-            'failures': len(result.failures), 'errors': len(result.errors), 'problems': problems[:5]}
+    for label, test in _pytest_style(own):
+        ran += 1
+        try:
+            test()
+        except AssertionError as e:
+            failures += 1
+            problems.append('{}: AssertionError {}'.format(label, e).rstrip())
+        except Exception as e:
+            errors += 1
+            problems.append('{}: {}: {}'.format(label, type(e).__name__, e))
+    classes = [name for name, _ in cases] + sorted({label.split('.')[0] for label, _ in _pytest_style(own)})
+    return {'classes': classes, 'ran': ran, 'failures': failures, 'errors': errors, 'problems': problems[:5]}
+
+
+def _pytest_style(own):
+    """(label, callable) for each test written the pytest way: a method `test_*` of a class
+    `Test*` (one fresh instance per test), or a module-level function `test_*`, that needs no
+    argument (a test that asks for a pytest fixture is left out)."""
+    import inspect
+    found = []
+
+    def plain(fn, skip=0):
+        try:
+            params = list(inspect.signature(fn).parameters.values())[skip:]
+        except (TypeError, ValueError):
+            return False
+        return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+    for name, obj in own:
+        if isinstance(obj, type) and name.startswith('Test') and not issubclass(obj, unittest.TestCase):
+            if '__init__' in vars(obj):
+                continue            # pytest does not collect a class with __init__
+            for attr in sorted(vars(obj)):
+                method = vars(obj)[attr]
+                if attr.startswith('test') and callable(method) and plain(method, skip=1):
+                    found.append(('{}.{}'.format(name, attr),
+                                  lambda cls=obj, attr=attr: getattr(cls(), attr)()))
+        elif name.startswith('test') and inspect.isfunction(obj) and plain(obj):
+            found.append((name, obj))
+    return found
 
 
 # -- steps 11-12: several inputs and outputs ------------------------------------------------------
@@ -279,10 +338,11 @@ def list_call(ctx, shape):
         f = Add()
         ys = f([x0, x1])
         is_list = isinstance(ys, (list, tuple))
-        inputs = list(getattr(f, 'inputs', []))
+        kept = [value for value in vars(f).values() if isinstance(value, (list, tuple)) and len(value) == 2
+                and value[0] is x0 and value[1] is x1]
         return {'returns_list': is_list, 'length': len(ys) if is_list else None,
                 'value': export(ctx, ys[0]) if is_list else None, 'expected': a + b,
-                'records_inputs': len(inputs) == 2 and inputs[0] is x0 and inputs[1] is x1}
+                'records_inputs': bool(kept)}
     phase(res, 'call', run)
     return res
 
@@ -481,28 +541,87 @@ def meta(ctx, shapes, repr=True):
     return res
 
 
+# name -> (the expression as a learner writes it, the expression on a Variable x, its value at a,
+# its derivative at a where the other operand is a Python number and x is 0-d, else None)
+OPERAND_CASES = {
+    # step 21: + and *
+    'plus_array': ('x + np.array(3.0)', lambda x: x + _array(3.0), lambda a: a + 3.0, None),
+    'plus_float': ('x + 3.0', lambda x: x + 3.0, lambda a: a + 3.0, lambda a: 1.0),
+    'plus_int': ('x + 3', lambda x: x + 3, lambda a: a + 3.0, lambda a: 1.0),
+    'float_plus': ('3.0 + x', lambda x: 3.0 + x, lambda a: 3.0 + a, lambda a: 1.0),
+    'times_float': ('x * 2.0', lambda x: x * 2.0, lambda a: a * 2.0, lambda a: 2.0),
+    'float_times': ('2.0 * x', lambda x: 2.0 * x, lambda a: 2.0 * a, lambda a: 2.0),
+    'float_times_plus': ('3.0 * x + 1.0', lambda x: 3.0 * x + 1.0, lambda a: 3.0 * a + 1.0, lambda a: 3.0),
+    'array_times': ('np.array([2.0, 3.0]) * x', lambda x: _array([2.0, 3.0]) * x,
+                    lambda a: _array([2.0, 3.0]) * a, None),
+    'array_plus': ('np.array([3.0, 4.0]) + x', lambda x: _array([3.0, 4.0]) + x,
+                   lambda a: _array([3.0, 4.0]) + a, None),
+    # step 22: - / ** and unary -
+    'minus_float': ('x - 1.0', lambda x: x - 1.0, lambda a: a - 1.0, lambda a: 1.0),
+    'float_minus': ('1.0 - x', lambda x: 1.0 - x, lambda a: 1.0 - a, lambda a: -1.0),
+    'minus_int': ('x - 1', lambda x: x - 1, lambda a: a - 1.0, lambda a: 1.0),
+    'minus_array': ('x - np.array(1.0)', lambda x: x - _array(1.0), lambda a: a - 1.0, None),
+    'array_minus': ('np.array([3.0, 4.0]) - x', lambda x: _array([3.0, 4.0]) - x,
+                    lambda a: _array([3.0, 4.0]) - a, None),
+    'div_float': ('x / 2.0', lambda x: x / 2.0, lambda a: a / 2.0, lambda a: 0.5),
+    'float_div': ('2.0 / x', lambda x: 2.0 / x, lambda a: 2.0 / a, lambda a: -2.0 / a ** 2),
+    'div_array': ('x / np.array(2.0)', lambda x: x / _array(2.0), lambda a: a / 2.0, None),
+    'array_div': ('np.array([2.0, 3.0]) / x', lambda x: _array([2.0, 3.0]) / x,
+                  lambda a: _array([2.0, 3.0]) / a, None),
+    'pow_int': ('x ** 2', lambda x: x ** 2, lambda a: a ** 2, lambda a: 2.0 * a),
+    'pow_float': ('x ** 3.0', lambda x: x ** 3.0, lambda a: a ** 3.0, lambda a: 3.0 * a ** 2),
+    'neg': ('-x', lambda x: -x, lambda a: -a, lambda a: -1.0),
+}
+STEP21_OPERANDS = ('plus_array', 'plus_float', 'plus_int', 'float_plus', 'times_float', 'float_times',
+                   'float_times_plus', 'array_times', 'array_plus')
+
+
+def _kind(value):
+    """What an operator gave instead of a Variable, in a few words."""
+    if isinstance(value, _ndarray):
+        return 'an ndarray of dtype {}'.format(value.dtype)
+    return 'a {}'.format(type(value).__name__)
+
 
 @scenario('early.operands')
-def operands(ctx, value):
-    """Step 21: ndarrays and Python numbers on either side of + and * give Variables (an
-    ndarray on the left needs __array_priority__, or NumPy makes an object array)."""
+def operands(ctx, value, cases=STEP21_OPERANDS, add_first=True):
+    """Steps 21-22: ndarrays and Python numbers on either side of an operator give Variables
+    (an ndarray on the left needs __array_priority__, or NumPy makes an object array; those that
+    do not are listed in `not_variables`), with the right value (`values`), and where the other
+    side is a number, the right gradient (`grads`).
+    `add_first`: also `add(np.array(1.0), x)`, the function called with an ndarray first."""
     V = ctx.api.Variable
     a = float(value)
-    cases = {
-        'plus_array': (lambda x: x + _array(3.0), a + 3.0),
-        'plus_float': (lambda x: x + 3.0, a + 3.0),
-        'plus_int': (lambda x: x + 3, a + 3.0),
-        'float_times_plus': (lambda x: 3.0 * x + 1.0, 3.0 * a + 1.0),
-        'array_times': (lambda x: _array([2.0, 3.0]) * x, _array([2.0, 3.0]) * a),
-        'array_plus': (lambda x: _array([3.0, 4.0]) + x, _array([3.0, 4.0]) + a),
-        'add_array_first': (lambda x: ctx.api.get('add')(_array(1.0), x), 1.0 + a),
-    }
-    res = {}
-    for name, (fn, expected) in cases.items():
-        def run(fn=fn, expected=expected):
+    res = {'not_variables': [], 'values': {}, 'grads': {}}
+
+    def failed(text, e):
+        return {'raised': type(e).__name__, 'message': '{}: {}'.format(text, str(e)[:300])}
+
+    table = {name: OPERAND_CASES[name][:3] for name in cases}
+    if add_first:
+        table['add_array_first'] = ('add(np.array(1.0), x)', lambda x: ctx.api.get('add')(_array(1.0), x),
+                                    lambda a: 1.0 + a)
+    for name, (text, fn, expected) in table.items():
+        try:
             y = fn(V(_array(a)))
-            return {'is_variable': is_variable(ctx, y),
-                    'value': export(ctx, y) if is_variable(ctx, y) else None,
-                    'expected': _array(expected)}
-        phase(res, name, run)
+            if is_variable(ctx, y):
+                res['values'][name] = {'expression': text, 'value': export(ctx, y),
+                                       'expected': _asarray(expected(a))}
+            else:
+                res['not_variables'].append('{} gave {}'.format(text, _kind(y)))
+        except Exception as e:
+            res['values'][name] = failed(text, e)
+    for name in cases:
+        text, fn, _, slope = OPERAND_CASES[name]
+        if slope is None:
+            continue
+        try:
+            x = V(_array(a))
+            fn(x).backward()
+            if x.grad is None:
+                raise LookupError('after backward() x.grad is None')
+            res['grads'][name] = {'expression': text, 'grad': export(ctx, x.grad),
+                                  'expected': _asarray(slope(a))}
+        except Exception as e:
+            res['grads'][name] = failed(text, e)
     return res

@@ -18,7 +18,7 @@ import numpy as np
 
 from grader.probes.context import upstream_gradient
 from grader.probes.registry import scenario
-from grader.probes.scenarios.functions import OPERATORS
+from grader.probes.scenarios.functions import OPERATORS, resolve
 
 _asarray = np.asarray
 _generic = np.generic
@@ -89,9 +89,9 @@ def _sum_of_squares(N, x, y):
     return N.add(N.square(x), N.square(y))
 
 
-@expression('reuse')               # step 14: x on two paths
+@expression('reuse')               # step 14: x on three paths, with the only function step 14 has
 def _reuse(N, x):
-    return N.add(N.square(x), x)
+    return N.add(N.add(x, x), x)
 
 
 @expression('diamond')             # step 16: a = x², y = a² + a²
@@ -263,4 +263,23 @@ def early_fn(ctx, fn, args, wrt, kwargs=None, gy=False, points=(), zero_gy=False
             out['zero_grads'] = [None if g is None else host_value(ctx, g) for g in grads_z]
     out['inputs_after'] = [host_value(ctx, inputs[i]) for i in wrt]
     out['points'] = [host_value(ctx, evaluate(p)[1]) for p in points]
+    return out
+
+
+@scenario('fn.forward')
+def fn_forward(ctx, fn, cases):
+    """Forward values only, for a step whose backward needs a function of a later step (the
+    book's step-39 `Sum.backward` calls `broadcast_to`, which arrives at step 40). Each case is
+    `{"shape": [...], "kwargs": {...}}`; its input is drawn from the probe's seed, so the
+    reference sees the same one."""
+    f = resolve(ctx.api, fn)
+    rng = ctx.rng(11)
+    out = []
+    for case in cases:
+        a = rng.standard_normal(tuple(case['shape']))
+        kwargs = dict(case.get('kwargs') or {})
+        if isinstance(kwargs.get('axis'), list):
+            kwargs['axis'] = tuple(kwargs['axis'])
+        y = f(ctx.var(a), **kwargs)
+        out.append({'is_variable': is_variable(ctx, y), 'y': ctx.export(y)})
     return out

@@ -67,8 +67,10 @@ def spiral_training(ctx, epochs, batch, lr, hidden):
 @scenario('data.dataset')
 def dataset(ctx, n):
     """A Dataset subclass filled in prepare(): len(), items (x, t) with transform and
-    target_transform applied, (x, None) without labels, and `for x, t in dataset` ends."""
-    Dataset = ctx.api.get('Dataset')
+    target_transform applied, (x, None) without labels, and `for x, t in dataset` ends. The base
+    class is `datasets.Dataset`, where the book defines it (its scripts never import a top-level
+    `dezero.Dataset`)."""
+    Dataset = ctx.api.get('datasets.Dataset', None) or ctx.api.get('Dataset')
     data = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
     label = np.arange(n) % 3
 

@@ -1,8 +1,9 @@
 """Tensors, shapes, regression, layers, models and optimizers (steps 37-46), through the public
 API, as the people who build models from layers rely on them.
 
-Weights are set from the seed before anything is compared (`set_params`), so the learner's
-random initialisation and the order of `params()` never matter; what comes back is sorted by
+Weights are set from the seed before anything is compared (`set_params`, i.e.
+`fixtures.set_weights`: float64, by role and shape), so the learner's random initialisation, its
+default dtype, its parameters' names and the order of `params()` never matter; what comes back is sorted by
 shape or by attribute path. Composite expressions for `graph.trajectory` are registered here
 too.
 """
@@ -11,6 +12,7 @@ import numpy as np
 from grader.probes.registry import scenario
 from grader.probes.scenarios.early import phase
 from grader.probes.scenarios.early_fn import export
+from grader.probes.scenarios.fixtures import set_weights
 from grader.probes.scenarios.graph import expression
 
 _array = np.array
@@ -38,12 +40,9 @@ def _mlp_mse(ctx, F, x, W1, b1, W2, b2, t):
 
 # -- helpers --------------------------------------------------------------------------------------
 def set_params(ctx, layer, salt, scale=0.3):
-    """Deterministic weights from the seed, keyed by each parameter's shape, whatever the
-    learner's initialisation and params() order."""
-    for p in layer.params():
-        shape = ctx.host(p).shape
-        rng = ctx.rng(salt + 7 * len(shape) + int(np.prod(shape)))
-        p.data = (scale * rng.standard_normal(shape)).astype(ctx.host(p).dtype)
+    """Deterministic float64 weights from the seed, keyed by each parameter's role and shape,
+    whatever the learner's initialisation, dtype, names and params() order (`set_weights`)."""
+    set_weights(ctx, layer, salt=salt, scale=scale)
 
 
 def by_shape(ctx, values):

@@ -216,7 +216,7 @@ def independent(ctx, in_size, hidden, out, batch):
             b = _fresh(ctx, in_size, hidden, out, x)
             a.load_weights(path)
             b.load_weights(path)
-            params_a = [resolve_path(a, r) for r in roles]
+            params_a = [resolve_path(ctx, a, r) for r in roles]
             shared = sum(1 for i, p in enumerate(params_a) for q in params_a[i + 1:]
                          if np.shares_memory(ctx.host(p), ctx.host(q)))
             for p in params_a:

@@ -266,8 +266,17 @@ def _unreferenced_judge(inp, section):
     return findings
 
 
+def _raised(v):
+    return isinstance(v, dict) and 'raised' in v and set(v) <= {'raised', 'message'}
+
+
 def _diff(a, b, path, ignore, tol, out):
     if path in ignore or len(out) >= 50:
+        return
+    if _raised(a) and not _raised(b):   # a phase of the learner's raised: say what it raised
+        out.append({'path': path, 'problem': 'your code raised {}: {}'.format(
+            a['raised'], a.get('message', '')), 'raised': a['raised'],
+            'exception_message': a.get('message', '')})
         return
     if isinstance(b, dict) and isinstance(a, dict):
         for key in b:

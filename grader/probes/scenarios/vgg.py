@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import ScratchDir, devices, phase
+from grader.probes.scenarios.fixtures import ScratchDir, by_role, devices, phase
 
 CONVS = ('conv1_1', 'conv1_2', 'conv2_1', 'conv2_2', 'conv3_1', 'conv3_2', 'conv3_3',
          'conv4_1', 'conv4_2', 'conv4_3', 'conv5_1', 'conv5_2', 'conv5_3')
@@ -62,8 +62,8 @@ def _loaded_model(ctx, folder):
     model = VGG16()
     for name in CONVS + FCS:
         layer = getattr(model, name)
-        layer.W.data = None
-        layer.b.data = None
+        by_role(ctx, layer, 'W').data = None
+        by_role(ctx, layer, 'b').data = None
     model.load_weights(path)
     return model, path
 
@@ -142,11 +142,13 @@ def architecture(ctx):
         layers = {}
         for name in CONVS + FCS:
             layer = getattr(model, name)
-            layers[name] = {'W': list(ctx.host(layer.W).shape), 'b': list(ctx.host(layer.b).shape)}
+            layers[name] = {'W': list(ctx.host(by_role(ctx, layer, 'W')).shape),
+                            'b': list(ctx.host(by_role(ctx, layer, 'b')).shape)}
         params = list(model.params())
-        fc6_W = ctx.host(model.fc6.W)
+        fc6_weight = by_role(ctx, model.fc6, 'W')
+        fc6_W = ctx.host(fc6_weight)
         fc6_in = int(fc6_W.shape[0])
-        others = sum(int(ctx.host(p).size) for p in params if p is not model.fc6.W)
+        others = sum(int(ctx.host(p).size) for p in params if p is not fc6_weight)
         area = (224 // 32) ** 2   # the 224×224 feature map is 7×7 where the 32×32 one is 1×1
         return {'layers': layers, 'n_arrays': len(params), 'out': list(ctx.host(y).shape),
                 'fc6_in_at_32': fc6_in, 'fc6_out': int(fc6_W.shape[1]),

@@ -185,7 +185,7 @@ def test_inject_writes_a_variant_that_grades_like_a_submission(tmp_path):
 def test_graph_dir_writes_the_divergent_node(tmp_path):
     path = variant(tmp_path, 55, 'sum-to-wrong-axes')
     r = _cli('check', str(path), '--step', '55', '--graph-dir', str(tmp_path / 'graphs'),
-             '--only', 'step43/mlp_loss')
+             '--only', 'step47/mlp_loss')
     assert r.returncode == 1
     dots = list((tmp_path / 'graphs').glob('*.dot'))
     assert dots, r.stdout

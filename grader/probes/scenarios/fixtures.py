@@ -44,7 +44,7 @@ def seeded(ctx, role, shape, scale=0.5):
 # The book's layers whose parameters the grader knows by role: the weight has two or more axes,
 # the bias one. Anything else (a scenario's own layer, a learner's internals) is known by the
 # attribute name that holds it.
-WEIGHTED_LAYERS = ('layers.Linear', 'layers.Conv2d', 'layers.Deconv2d')
+WEIGHTED_LAYERS = ('layers.Linear', 'layers.Conv2d')
 
 
 def _weighted_classes(ctx):

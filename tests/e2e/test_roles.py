@@ -10,6 +10,10 @@ definitions win):
 * `fused_recurrent` — an RNN that holds its three parameters itself and an LSTM whose four gates
   are one `Linear(4H)` per input: no `x2h`, `h2h`, `x2f`, ... . Accepted at 59 and 60, graded
   without the reference's numbers (the scorecard says so), and a broken state is still caught.
+* `lowercase_weight` — a `Linear` that calls its weight `w`: accepted at steps 44-53 (its own
+  files round-trip); reading a file the book's framework wrote is an extension-tier check at step
+  53, and the pretrained VGG16 file is a book check at step 58: both say exactly which name
+  differs.
 * `bare_package` — no top-level `Dataset`, no `F.max`, no `Adam`: accepted at steps 49-52; at
   step 57 the reference's `pooling_simple`, which takes its maxima with `Variable.max`, fails, as
   it must, and at step 59 (the first script that uses Adam) the missing Adam does.
@@ -53,6 +57,7 @@ def variants(tmp_path_factory):
         'independent': _variant(base / 'independent', INDEPENDENT),
         'fused_recurrent': _variant(base / 'fused_recurrent', ROLES / 'fused_recurrent'),
         'bare_package': _variant(base / 'bare_package', ROLES / 'bare_package'),
+        'lowercase_weight': _variant(base / 'lowercase_weight', ROLES / 'lowercase_weight'),
     }
 
 
@@ -152,3 +157,26 @@ def test_without_adam_the_step_that_first_uses_it_fails(variants):
     doc = _grade(variants['bare_package'], 59)
     assert doc['verdict'] == 'reject'
     assert 'step59/device.training_adam' in _failing(doc)
+
+
+NAME_DIAGNOSIS = "names its weight `w`; the book's weight files use `W`"
+
+
+@pytest.mark.parametrize('step', [44, 46, 52, 53])
+def test_a_linear_whose_weight_is_called_w_is_accepted(variants, step):
+    doc = _grade(variants['lowercase_weight'], step)
+    _full_marks(doc)
+    if step == 53:
+        book_file = {c['id']: c for c in doc['checks']}['step53/save.book_file']
+        assert book_file['tier'] == 'extension' and book_file['status'] == 'failed'
+        assert NAME_DIAGNOSIS in book_file['message']
+
+
+def test_the_pretrained_vgg_file_says_which_name_differs(variants):
+    doc = _grade(variants['lowercase_weight'], 58)
+    failing = _failing(doc)
+    assert doc['verdict'] == 'reject'
+    assert NAME_DIAGNOSIS in failing['step58/vgg.pretrained_file']
+    book_failing = {c['id'] for c in doc['checks'] if c['tier'] == 'book'
+                    and c['status'] not in ('passed', 'skipped')}
+    assert book_failing == {'step58/vgg.pretrained_file'}

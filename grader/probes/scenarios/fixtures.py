@@ -89,11 +89,32 @@ def by_role(ctx, layer, role):
             if own is not None and _role_of(own) in (role, None):
                 return own
             matches = [p for p in params.values() if _role_of(p) == role]
+            if not matches and role == 'W':   # a lazy layer before its first call
+                matches = [p for p in params.values() if _role_of(p) is None]
             if len(matches) == 1:
                 return matches[0]
             if not matches and role == 'b':
                 return None   # nobias
     return getattr(layer, role)
+
+
+class BookNameMismatch(LookupError):
+    """A file written the book's way cannot fit a layer whose parameters have other names."""
+
+
+def check_book_names(ctx, layer, where):
+    """Before reading a file the book's framework wrote (keys `.../W`, `.../b`): raise
+    `BookNameMismatch` with exactly what differs when the layer at `where` calls its weight or
+    bias something else (the only place where those names matter)."""
+    params = layer_parameters(ctx, layer)
+    if 'W' in params:
+        return
+    roles = {name: _role_of(p) for name, p in params.items()}
+    weight = [n for n, r in roles.items() if r == 'W'] or [n for n, r in roles.items() if r is None]
+    what = '`{}`'.format(weight[0]) if len(weight) == 1 else 'something else ({})'.format(
+        ', '.join('`{}`'.format(n) for n in sorted(params)) or 'no parameters')
+    raise BookNameMismatch('your {} ({}) names its weight {}; the book\'s weight files use `W` '
+                           '({}/W)'.format(type(layer).__name__, where, what, where))
 
 
 def resolve_path(ctx, obj, path):

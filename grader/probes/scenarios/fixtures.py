@@ -184,10 +184,17 @@ def set_weights(ctx, model, salt=0, scale=0.5, device=None, key='shape'):
             continue
         shape = tuple(ctx.host(data).shape)
         name = place if key == 'path' else _shape_key(place, shape)
-        value = seeded(ctx, '{}:{}'.format(salt, name), shape, scale)
-        p.data = ctx.on_device(value, device or _device_name(ctx, data))
-        values[place] = value
+        values[place] = _assign(ctx, p, '{}:{}'.format(salt, name), shape, scale,
+                                device or _device_name(ctx, data))
     return values
+
+
+def _assign(ctx, param, key, shape, scale, device):
+    """The one rule every weight is set by: float64 values drawn from the probe's seed and
+    `key`, placed on `device`. Returns the host values."""
+    value = seeded(ctx, key, shape, scale)
+    param.data = ctx.on_device(value, device)
+    return value
 
 
 def _device_name(ctx, data):
@@ -195,16 +202,12 @@ def _device_name(ctx, data):
 
 
 def set_roles(ctx, model, roles, device=None, scale=0.5):
-    """Give each parameter named in `roles` ({'block.fc.W': shape, ...}, the last part a role)
-    seeded values on `device` (the probe's device by default). Returns the host arrays, keyed by
-    role."""
+    """`set_weights` for named places: each parameter named in `roles` ({'block.fc.W': shape,
+    ...}, the last part a role) gets seeded values on `device` (the probe's device by default),
+    by the same rule. Returns the host arrays, keyed by role."""
     device = device or ctx.device
-    values = {}
-    for role, shape in roles.items():
-        value = seeded(ctx, role, shape, scale)
-        resolve_path(ctx, model, role).data = ctx.on_device(value, device)
-        values[role] = value
-    return values
+    return {role: _assign(ctx, resolve_path(ctx, model, role), role, shape, scale, device)
+            for role, shape in roles.items()}
 
 
 class PlainDataset:

@@ -25,9 +25,13 @@ MANIFEST = (
     ('F.mean_squared_error', 42, 'functions.py', ''),
     ('F.linear', 43, 'functions.py', 'linear(x, W, b=None)'),
     ('F.sigmoid', 43, 'functions.py', ''),
-    ('Parameter', 44, 'core.py', 'Parameter(array, name=...): a Variable'),
-    ('Layer', 44, 'layers.py', 'subclassed by scenarios; attributes that hold a Parameter or a '
-     'Layer register it; .params(), .cleargrads(), __call__'),
+    ('core.Parameter', 44, 'core.py', 'Parameter(array, name=...): a Variable; the top-level '
+     '`dezero.Parameter` where core.Parameter is missing'),
+    ('layers.Layer', 44, 'layers.py', 'subclassed by scenarios; attributes that hold a Parameter '
+     'or a Layer register it; .params(), .cleargrads(), __call__; the top-level `dezero.Layer` '
+     '(which no book script imports) only where layers.Layer is missing'),
+    ('Parameter', 44, '__init__.py', 'see core.Parameter'),
+    ('Layer', 44, '__init__.py', 'see layers.Layer'),
     ('layers.Linear', 44, 'layers.py', 'Linear(out_size, nobias=False, in_size=None); its '
      'parameters found by role: the 2-D one is the weight (W), the 1-D one the bias (b), '
      'whatever they are called'),
@@ -61,13 +65,14 @@ MANIFEST = (
     ('cuda', 52, 'cuda.py', 'gpu_enable, get_array_module, as_numpy, as_cupy'),
     ('as_array', 52, 'core.py', 'as_array(device array) stays on the device'),
     ('Variable.to_gpu', 52, 'core.py', 'with Variable.to_cpu'),
-    ('Layer.to_gpu', 52, 'layers.py', 'with Layer.to_cpu'),
+    ('layers.Layer.to_gpu', 52, 'layers.py', 'with Layer.to_cpu'),
     ('DataLoader.to_gpu', 52, 'dataloaders.py', 'with DataLoader.to_cpu and DataLoader(..., '
      'gpu=True)'),
     # -- steps 53-56 ----------------------------------------------------------------------------------
-    ('Layer.save_weights', 53, 'layers.py', 'the file\'s keys are the book\'s parent/child/name '
+    ('layers.Layer.save_weights', 53, 'layers.py', 'the file\'s keys are the book\'s parent/child/name '
      '(block/fc/W): a name matters here because the book\'s files use it'),
-    ('Layer.load_weights', 53, 'layers.py', 'reads files written the book\'s way'),
+    ('layers.Layer.load_weights', 53, 'layers.py', 'reads its own files; reading files the '
+     'book\'s framework wrote (W, b) is an extension check'),
     ('test_mode', 54, 'core.py, __init__.py', 'with test_mode(): ...'),
     ('Config.train', 54, 'core.py', 'read and restored around test_mode()'),
     ('using_config', 18, 'core.py', 'using_config(\'train\', False) restores the flag (step 54)'),

@@ -10,7 +10,7 @@ import numpy as np
 
 from grader.probes.context import upstream_gradient
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import by_role, phase, set_roles, sorted_shapes
+from grader.probes.scenarios.fixtures import book_class, by_role, phase, set_roles, sorted_shapes
 
 
 def _arg(v):
@@ -161,7 +161,7 @@ def lenet(ctx, batch):
     """A LeNet-shaped network built from the learner's layers and functions: the shape after
     every stage (32 → 28 → 14 → 10 → 5, 16·5·5 = 400 features), and gradients of every
     parameter after a backward pass."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     L = ctx.api.get('layers')
     F = ctx.api.get('functions')
     shapes = {}
@@ -211,7 +211,7 @@ def lenet(ctx, batch):
 def training_follows(ctx, steps_before, steps_after):
     """A small CNN trained with MomentumSGD on the host, moved to the device mid-training and
     trained on, against the same run kept on the host: same losses, parameters on the device."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     L = ctx.api.get('layers')
     F = ctx.api.get('functions')
     MomentumSGD = ctx.api.get('optimizers.MomentumSGD')

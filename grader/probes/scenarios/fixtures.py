@@ -47,6 +47,23 @@ def seeded(ctx, role, shape, scale=0.5):
 WEIGHTED_LAYERS = ('layers.Linear', 'layers.Conv2d')
 
 
+# Where the book defines a base class, then where its package re-exports it: the book's scripts
+# never import `dezero.Layer` or `dezero.Dataset`, so a package need not export them.
+BOOK_HOMES = {'Layer': ('layers.Layer', 'Layer'), 'Parameter': ('core.Parameter', 'Parameter'),
+              'Dataset': ('datasets.Dataset', 'Dataset')}
+
+
+def book_class(ctx, name, default=None):
+    """The learner's `Layer`, `Parameter` or `Dataset`, from the module the book defines it in
+    or from the package's top level; `default` (when given) if neither has it."""
+    for dotted in BOOK_HOMES[name]:
+        if ctx.api.has(dotted):
+            return ctx.api.get(dotted)
+    if default is not None:
+        return default
+    return ctx.api.get(BOOK_HOMES[name][0])   # raises: the submission has no ...
+
+
 def _weighted_classes(ctx):
     found = []
     for name in WEIGHTED_LAYERS:
@@ -57,7 +74,7 @@ def _weighted_classes(ctx):
 
 
 def _is_parameter(ctx, value):
-    Parameter = ctx.api.get('Parameter', None)
+    Parameter = book_class(ctx, 'Parameter', False)
     if isinstance(Parameter, type):
         return isinstance(value, Parameter)
     Variable = ctx.api.get('Variable', None)
@@ -129,7 +146,7 @@ def parameter_places(ctx, model):
     """[(place, Parameter)] for every parameter of `model.params()`, each once: `place` is the
     attribute path of the layer that holds it and its role (`block/fc/W`); a parameter that the
     attributes do not reach is placed by its shape and rank among those (`params/3x4#0`)."""
-    Layer = ctx.api.get('Layer', None)
+    Layer = book_class(ctx, 'Layer', False)
     weighted = _weighted_classes(ctx)
     places, seen = [], set()
 
@@ -288,7 +305,7 @@ def devices(ctx, layer):
 def nested_model(ctx):
     """A model with a layer inside a layer: its parameters' book keys are `block/fc/W`,
     `block/fc/b`, `head/W`, `head/b`."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     Linear = ctx.api.get('layers.Linear')
     F = ctx.api.get('functions')
 

@@ -20,9 +20,9 @@ in the scorecard).
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (PlainDataset, graph_functions, parameter_places,
-                                              phase, role_grads, seeded, set_roles, set_weights,
-                                              sorted_shapes)
+from grader.probes.scenarios.fixtures import (PlainDataset, book_class, graph_functions,
+                                              parameter_places, phase, role_grads, seeded,
+                                              set_roles, set_weights, sorted_shapes)
 
 GATES = ('f', 'i', 'o', 'u')
 
@@ -87,7 +87,7 @@ def _state(ctx, layer, name):
 
 
 def _model(ctx, kind, hidden, out):
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     Linear = ctx.api.get('layers.Linear')
     Recurrent = _layer_class(ctx, kind)
 
@@ -354,6 +354,8 @@ def bptt(ctx, kind, hidden, in_size, out, batch, window, windows):
         sizes = [s['size'] for s in res['structure']]
         return {'sizes': sizes, 'growth': sizes[-1] - sizes[1] if len(sizes) > 2 else 0}
     phase(res, 'graph', run)
+    if 'raised' in res['graph'] and not res['structure']:
+        res['structure'] = res['numbers'] = res['graph']   # say what raised, where it is read
     if rs is None:
         res['unreferenced'] = _bptt_unreferenced(ctx, model, xs, window, out, first_window, res)
     return res

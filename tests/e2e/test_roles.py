@@ -155,8 +155,8 @@ def test_without_max_the_max_based_pooling_fails_where_the_book_needs_it(variant
 
 def test_without_adam_the_step_that_first_uses_it_fails(variants):
     doc = _grade(variants['bare_package'], 59)
-    assert doc['verdict'] == 'reject'
-    assert 'step59/device.training_adam' in _failing(doc)
+    assert doc['verdict'] == 'rollback'    # step 57's max-based pooling fails too
+    assert {'step59/device.training_adam', 'step57/pooling_simple'} <= set(_failing(doc))
 
 
 NAME_DIAGNOSIS = "names its weight `w`; the book's weight files use `W`"

@@ -77,8 +77,9 @@ MANIFEST = (
     ('Config.train', 54, 'core.py', 'read and restored around test_mode()'),
     ('using_config', 18, 'core.py', 'using_config(\'train\', False) restores the flag (step 54)'),
     ('F.dropout', 54, 'functions.py', 'dropout(x, dropout_ratio=0.5)'),
-    ('utils.get_conv_outsize', 55, 'utils.py', ''),
-    ('utils.pair', 55, 'utils.py', ''),
+    ('utils.get_conv_outsize', 55, 'utils.py', 'the book\'s step-55 script defines it itself; '
+     'its package has it in utils.py, where step 57\'s convolution uses it'),
+
     # -- steps 57-58: convolution -------------------------------------------------------------------
     ('F.im2col', 57, 'functions_conv.py (re-exported by functions.py)', ''),
     ('F.col2im', 57, 'functions_conv.py (re-exported by functions.py)', ''),
@@ -87,6 +88,7 @@ MANIFEST = (
     ('F.pooling', 57, 'functions_conv.py (re-exported by functions.py)', ''),
     ('F.pooling_simple', 57, 'functions_conv.py (re-exported by functions.py)', 'the book\'s '
      'takes its window maxima with Variable.max, i.e. F.max: the only place F.max is graded'),
+    ('utils.pair', 57, 'utils.py', 'pair(int) -> (int, int); pair(tuple) -> the tuple'),
     ('layers.Conv2d', 57, 'layers.py', 'Conv2d(out_channels, kernel_size, stride, pad, nobias, '
      'in_channels=None); parameters found by role (4-D weight, 1-D bias)'),
     ('models.VGG16', 58, 'models.py', 'VGG16(); .preprocess, .WEIGHTS_PATH; attributes '

@@ -151,8 +151,8 @@ def test_cli_exit_codes_and_json(tmp_path):
     assert 'ACCEPT' in ok.stdout
     doc = json.loads(out.read_text())
     assert schema.errors('scorecard', doc) == [] and doc['seed'] == 7
-    bad = _cli('check', str(variant(tmp_path, 55, 'pair-tuple')), '--step', '55')
-    assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'pair' in bad.stdout
+    bad = _cli('check', str(variant(tmp_path, 55, 'conv-outsize-off-by-one')), '--step', '55')
+    assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'outsize' in bad.stdout
     usage = _cli('check', str(reference.ROOT))
     assert usage.returncode == 2
     beyond = _cli('check', str(reference.ROOT), '--step', '61')

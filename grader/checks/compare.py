@@ -11,20 +11,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# Keyed by the dtype the values came in; assignments override per check.
+# Keyed by the lower precision of the two sides compared (the learner's values and the
+# reference's, or two of the learner's); assignments override per check.
 DEFAULT_TOLERANCES = {
     'float64': {'rtol': 1e-7, 'atol': 1e-9},
     'float32': {'rtol': 1e-4, 'atol': 1e-5},
 }
 
 
-def tolerance_for(dtype, overrides=None):
-    """The tolerance for values of `dtype`; `dtype` may be a sequence of dtypes (the learner's
-    and the reference's), and then the least precise one decides: a float64 result compared
-    with a reference computed in float32 can be no closer than float32 rounding."""
-    dtypes = dtype if isinstance(dtype, (tuple, list)) else (dtype,)
-    single = any(np.dtype(d) in (np.float16, np.float32) for d in dtypes)
-    kind = 'float32' if single else 'float64'
+def _low_precision(dtype):
+    try:
+        return np.dtype(dtype) in (np.float16, np.float32, np.complex64)
+    except TypeError:
+        return False
+
+
+def tolerance_for(dtype, overrides=None, other=None):
+    """The tolerance for comparing values of `dtype` with values of `other` (by default the
+    same dtype): float32 tolerances when either side is float32 or lower, float64 otherwise."""
+    low = _low_precision(dtype) or (other is not None and _low_precision(other))
+    kind = 'float32' if low else 'float64'
     tol = dict(DEFAULT_TOLERANCES[kind])
     overrides = overrides or {}
     for key in ('rtol', 'atol'):

@@ -116,10 +116,10 @@ def _judge_expectation(report, exp, tol):
     bad = []
     for a, b in zip(found, expected_values):
         t = tol
-        if op == 'close' and isinstance(_plain(a), np.ndarray):
-            t = tolerance_for(_plain(a).dtype, tol)
-        elif op == 'close':
-            t = tolerance_for(np.float64, tol)
+        if op == 'close':   # the lower precision of the two sides decides
+            pa, pb = _plain(a), _plain(b)
+            t = tolerance_for(pa.dtype if isinstance(pa, np.ndarray) else np.float64, tol,
+                              pb.dtype if isinstance(pb, np.ndarray) else np.float64)
         if not OPS[op](a, _plain(b), t):
             bad.append((a, b))
     ok = not bad
@@ -200,6 +200,8 @@ def _match_judge(inp):
     report, early = _learner_report(inp)
     if early:
         return early
+    if isinstance(report, dict) and isinstance(report.get('unreferenced'), dict):
+        return _unreferenced_judge(inp, report['unreferenced'])
     robs = inp.reference[inp.plan.reference[0]]
     if not robs.ok:
         raise RuntimeError('the reference failed on scenario {}: {}: {}'.format(
@@ -218,8 +220,63 @@ def _match_judge(inp):
         hint=inp.params.get('hint', ''))]
 
 
+# Central differences (eps 1e-5, float64) against analytic gradients: the grad.battery's numeric
+# tolerances.
+NUMERIC_TOLERANCE = {'rtol': 1e-4, 'atol': 1e-6}
+
+
+def _unreferenced_judge(inp, section):
+    """A scenario that could not set the learner's weights like the reference's (a layer whose
+    inner names are not the book's) reports `unreferenced`: why, analytic gradients beside
+    central differences, and properties. Judged on those; the first finding says so."""
+    what = inp.params.get('what', inp.params['scenario'])
+    findings = [Finding('passed', 'graded without the reference\'s numbers: ' + section['why'],
+                        evidence={'graded_without_reference': True, 'reason': section['why']},
+                        case='graded_without_reference')]
+    if section.get('raised') is not None:
+        info = section['raised'] if isinstance(section['raised'], dict) else {}
+        findings.append(Finding('failed', '{}: your code raised {}: {}'.format(
+            what, info.get('raised', 'an error'), info.get('message', '')), case='run'))
+        return findings
+    for prop in section.get('properties', ()):
+        findings.append(Finding('passed' if prop['ok'] else 'failed',
+                                prop['message'] if prop['ok'] else 'expected: ' + prop['message'],
+                                hint='' if prop['ok'] else prop.get('hint', ''),
+                                case=prop['name']))
+    rtol = inp.tolerance.get('numeric_rtol', NUMERIC_TOLERANCE['rtol'])
+    atol = inp.tolerance.get('numeric_atol', NUMERIC_TOLERANCE['atol'])
+    for pair in section.get('gradients', ()):
+        name, analytic, numeric = pair['name'], _plain(pair['analytic']), _plain(pair['numeric'])
+        if analytic is None:
+            findings.append(Finding('failed', '{}: {} has no gradient after backward()'.format(
+                what, name), case='grad:' + name,
+                hint='every parameter and input the loss depends on gets a gradient'))
+            continue
+        numeric = np.asarray(numeric, dtype=np.float64)
+        scale = max(1.0, float(np.max(np.abs(numeric))) if numeric.size else 1.0)
+        c = compare(np.asarray(analytic, dtype=np.float64), numeric, rtol=rtol, atol=atol * scale)
+        findings.append(Finding(
+            'passed' if c.ok else 'failed',
+            'the gradient of {} agrees with central differences'.format(name) if c.ok else
+            '{}: the gradient of {} differs from central differences of the unrolled '
+            'computation'.format(what, name), evidence=c.evidence, case='grad:' + name,
+            hint='' if c.ok else inp.params.get('hint', '')))
+    if len(findings) == 1:
+        findings.append(Finding('failed', '{}: nothing was reported to judge'.format(what)))
+    return findings
+
+
+def _raised(v):
+    return isinstance(v, dict) and 'raised' in v and set(v) <= {'raised', 'message'}
+
+
 def _diff(a, b, path, ignore, tol, out):
     if path in ignore or len(out) >= 50:
+        return
+    if _raised(a) and not _raised(b):   # a phase of the learner's raised: say what it raised
+        out.append({'path': path, 'problem': 'your code raised {}: {}'.format(
+            a['raised'], a.get('message', '')), 'raised': a['raised'],
+            'exception_message': a.get('message', '')})
         return
     if isinstance(b, dict) and isinstance(a, dict):
         for key in b:
@@ -245,11 +302,9 @@ def _diff(a, b, path, ignore, tol, out):
         except (TypeError, ValueError):
             out.append({'path': path, 'problem': 'found {!r}, expected a number'.format(fa)})
             return
-        # the less precise of the two dtypes decides (a float64 result against a reference
-        # computed in float32 is only as close as float32 rounding allows)
-        dtypes = tuple(v.dtype if isinstance(v, np.ndarray) else np.dtype(np.float64)
-                       for v in (fa, fb))
-        c = compare(fa_arr, np.asarray(fb, dtype=np.float64), **tolerance_for(dtypes, tol))
+        dtype = fa.dtype if isinstance(fa, np.ndarray) else np.float64
+        other = fb.dtype if isinstance(fb, np.ndarray) else np.float64
+        c = compare(fa_arr, np.asarray(fb, dtype=np.float64), **tolerance_for(dtype, tol, other))
         if not c.ok:
             out.append({'path': path, 'problem': 'values differ', **c.evidence})
         return

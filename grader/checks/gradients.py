@@ -134,7 +134,8 @@ def _battery_judge(inp):
             raise RuntimeError('the reference failed on {}: {} {}'.format(
                 what, robs.error.type, robs.error.message))
         ref = robs.value
-    tol = tolerance_for(y.dtype, inp.tolerance)
+    # the lower precision of the two sides decides
+    tol = tolerance_for(y.dtype, inp.tolerance, None if ref is None else ref['y'].data.dtype)
 
     # forward
     if not v['output_is_variable']:
@@ -184,7 +185,7 @@ def _battery_judge(inp):
         if ref is not None:
             rg = ref['grads'][k]
             if rg is not None:
-                c = compare(g.data, rg.data, **tolerance_for(g.dtype, inp.tolerance))
+                c = compare(g.data, rg.data, **tolerance_for(g.dtype, inp.tolerance, rg.data.dtype))
                 findings.append(Finding('passed' if c.ok else 'failed',
                                         'gradient of {} wrt {} {} the reference'.format(
                                             what, name, 'matches' if c.ok else 'differs from'),
@@ -310,7 +311,8 @@ def _grad_ok(g, rg, tol):
         return g is None and rg is None
     g = g.data if hasattr(g, 'data') and not isinstance(g, np.ndarray) else g
     rg = rg.data if hasattr(rg, 'data') and not isinstance(rg, np.ndarray) else rg
-    return compare(np.asarray(g), np.asarray(rg), **tolerance_for(np.asarray(g).dtype, tol)).ok
+    return compare(np.asarray(g), np.asarray(rg), **tolerance_for(np.asarray(g).dtype, tol,
+                                                                  np.asarray(rg).dtype)).ok
 
 
 def _trajectory_judge(inp):
@@ -324,7 +326,8 @@ def _trajectory_judge(inp):
         raise RuntimeError('the reference failed on {}: {}'.format(what, robs.error.message))
     v, r = obs.value, robs.value
     findings = []
-    c = compare(v['y'].data, r['y'].data, **tolerance_for(v['y'].dtype, inp.tolerance))
+    c = compare(v['y'].data, r['y'].data, **tolerance_for(v['y'].dtype, inp.tolerance,
+                                                           r['y'].data.dtype))
     findings.append(Finding('passed' if c.ok else 'failed', 'the value of {} {} the reference'.format(
         what, 'matches' if c.ok else 'differs from'), case='value', evidence=c.evidence))
     bad_inputs = []
@@ -334,7 +337,7 @@ def _trajectory_judge(inp):
         if g is None:
             bad_inputs.append(i)
             continue
-        ci = compare(g.data, rg.data, **tolerance_for(g.dtype, inp.tolerance))
+        ci = compare(g.data, rg.data, **tolerance_for(g.dtype, inp.tolerance, rg.data.dtype))
         if not ci.ok:
             bad_inputs.append(i)
             findings.append(Finding('failed', 'the gradient of input {} of {} differs from the '

@@ -217,3 +217,19 @@ def vgg_preprocess_channels(dz):
 def vgg_pretrained_missing(dz):
     # No pretrained weights: VGG16.WEIGHTS_PATH is missing.
     del dz.models.VGG16.WEIGHTS_PATH
+
+
+@patch('max_on_host')
+def max_on_host(dz):
+    # Max over an axis brings device data to the host and computes there (pooling_simple, which
+    # takes its window maxima with Variable.max, then gives host outputs for device inputs).
+    import numpy as np
+    original = dz.functions.max
+
+    def max_(x, axis=None, keepdims=False):
+        x = dz.as_variable(x)
+        if dz.cuda.get_array_module(x) is not np:
+            x = dz.Variable(dz.cuda.as_numpy(x.data))
+        return original(x, axis=axis, keepdims=keepdims)
+    dz.functions.max = max_
+    dz.Variable.max = max_

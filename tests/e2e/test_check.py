@@ -169,8 +169,8 @@ def test_cli_exit_codes_and_json(tmp_path):
     assert 'ACCEPT' in ok.stdout
     doc = json.loads(out.read_text())
     assert schema.errors('scorecard', doc) == [] and doc['seed'] == 7
-    bad = _cli('check', str(variant(tmp_path, 55, 'pair-tuple')), '--step', '55')
-    assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'pair' in bad.stdout
+    bad = _cli('check', str(variant(tmp_path, 55, 'conv-outsize-off-by-one')), '--step', '55')
+    assert bad.returncode == 1 and 'REJECT' in bad.stdout and 'outsize' in bad.stdout
     usage = _cli('check', str(reference.ROOT))
     assert usage.returncode == 2
     beyond = _cli('check', str(reference.ROOT), '--step', '61')
@@ -203,7 +203,7 @@ def test_inject_writes_a_variant_that_grades_like_a_submission(tmp_path):
 def test_graph_dir_writes_the_divergent_node(tmp_path):
     path = variant(tmp_path, 55, 'sum-to-wrong-axes')
     r = _cli('check', str(path), '--step', '55', '--graph-dir', str(tmp_path / 'graphs'),
-             '--only', 'step43/mlp_loss')
+             '--only', 'step47/mlp_loss')
     assert r.returncode == 1
     dots = list((tmp_path / 'graphs').glob('*.dot'))
     assert dots, r.stdout

@@ -39,7 +39,7 @@ SAMPLED = {
     53: ('gpu-layer-shallow',),
     54: ('gpu-optimizer-state-stale', 'save-flatten-shallow'),
     56: ('conv-outsize-missing', 'conv-outsize-off-by-one', 'mode-not-restored'),
-    57: ('gpu-optimizer-state-stale', 'pair-tuple', 'backward-generation-order'),
+    57: ('gpu-optimizer-state-stale', 'backward-generation-order'),
     58: ('pooling-grad-route',),
     59: ('vgg-flatten-order',),
     60: ('rnn-no-truncation', 'loader-last-batch'),

@@ -10,7 +10,7 @@ import numpy as np
 
 from grader.probes.context import upstream_gradient
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import phase, set_roles, sorted_shapes
+from grader.probes.scenarios.fixtures import book_class, by_role, phase, set_roles, sorted_shapes
 
 
 def _arg(v):
@@ -101,10 +101,10 @@ def layer(ctx, out_channels, kernel, stride, pad, shape):
 
     def lazy():
         conv = Conv2d(out_channels, k, stride=stride, pad=pad)
-        before = conv.W.data is None
+        before = by_role(ctx, conv, 'W').data is None
         y = conv(ctx.to_device(x))
-        found = {'W_none_before_call': before, 'W': list(ctx.host(conv.W).shape),
-                 'b': list(ctx.host(conv.b).shape), 'y': list(ctx.host(y).shape),
+        found = {'W_none_before_call': before, 'W': list(ctx.host(by_role(ctx, conv, 'W')).shape),
+                 'b': list(ctx.host(by_role(ctx, conv, 'b')).shape), 'y': list(ctx.host(y).shape),
                  'n_params': len(list(conv.params()))}
         set_roles(ctx, conv, {'W': (out_channels, C, KH, KW), 'b': (out_channels,)})
         found['value'] = ctx.export(conv(ctx.to_device(x)))
@@ -122,7 +122,7 @@ def layer(ctx, out_channels, kernel, stride, pad, shape):
     def given_channels():
         conv = Conv2d(out_channels, k, stride=stride, pad=pad, in_channels=C)
         y = conv(ctx.to_device(x))
-        return {'W': list(ctx.host(conv.W).shape), 'y': list(ctx.host(y).shape)}
+        return {'W': list(ctx.host(by_role(ctx, conv, 'W')).shape), 'y': list(ctx.host(y).shape)}
     phase(res, 'in_channels_given', given_channels)
     return res
 
@@ -143,7 +143,7 @@ def init_scale(ctx, cases):
 
         def stats(conv=conv, x=x, C=C, KH=KH, KW=KW):
             conv(x)
-            W = np.asarray(ctx.host(conv.W), dtype=np.float64)
+            W = np.asarray(ctx.host(by_role(ctx, conv, 'W')), dtype=np.float64)
             fan_in = C * KH * KW
             std = float(W.std())
             return {'shape': list(W.shape), 'fan_in': fan_in, 'std': std,
@@ -161,7 +161,7 @@ def lenet(ctx, batch):
     """A LeNet-shaped network built from the learner's layers and functions: the shape after
     every stage (32 → 28 → 14 → 10 → 5, 16·5·5 = 400 features), and gradients of every
     parameter after a backward pass."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     L = ctx.api.get('layers')
     F = ctx.api.get('functions')
     shapes = {}
@@ -211,7 +211,7 @@ def lenet(ctx, batch):
 def training_follows(ctx, steps_before, steps_after):
     """A small CNN trained with MomentumSGD on the host, moved to the device mid-training and
     trained on, against the same run kept on the host: same losses, parameters on the device."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     L = ctx.api.get('layers')
     F = ctx.api.get('functions')
     MomentumSGD = ctx.api.get('optimizers.MomentumSGD')

@@ -15,6 +15,7 @@ import numpy as np
 from grader.probes.registry import scenario
 from grader.probes.scenarios.early import phase
 from grader.probes.scenarios.early_fn import export
+from grader.probes.scenarios.fixtures import book_class
 from grader.probes.scenarios.networks import set_params
 
 
@@ -67,8 +68,10 @@ def spiral_training(ctx, epochs, batch, lr, hidden):
 @scenario('data.dataset')
 def dataset(ctx, n):
     """A Dataset subclass filled in prepare(): len(), items (x, t) with transform and
-    target_transform applied, (x, None) without labels, and `for x, t in dataset` ends."""
-    Dataset = ctx.api.get('Dataset')
+    target_transform applied, (x, None) without labels, and `for x, t in dataset` ends. The base
+    class is `datasets.Dataset`, where the book defines it (its scripts never import a top-level
+    `dezero.Dataset`)."""
+    Dataset = book_class(ctx, 'Dataset')
     data = np.arange(n * 2, dtype=np.float64).reshape(n, 2)
     label = np.arange(n) % 3
 

@@ -5,17 +5,7 @@ numbers. Every phase reports its own outcome, so one failure does not hide the o
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import nested_model, phase
-
-
-def _set_params(ctx, model, salt):
-    """Deterministic weights, independent of the learner's initialisation and params() order:
-    each parameter gets values drawn from its own shape-keyed stream."""
-    for p in model.params():
-        shape = ctx.host(p).shape
-        rng = ctx.rng(salt + 7 * len(shape) + int(np.prod(shape)))
-        p.data = ctx.on_device(0.3 * rng.standard_normal(shape).astype(ctx.host(p).dtype),
-                               ctx.device_of(p))
+from grader.probes.scenarios.fixtures import PlainDataset, nested_model, phase, set_weights
 
 
 @scenario('device.variable')
@@ -113,15 +103,13 @@ def layer(ctx, in_size, hidden, out, batch):
 
 @scenario('device.loader')
 def loader(ctx, n, batch):
-    """DataLoader batches follow to_gpu / to_cpu / gpu=True."""
-    Dataset = ctx.api.get('Dataset')
+    """DataLoader batches follow to_gpu / to_cpu / gpu=True (fed a plain data set: len and [i])."""
     DataLoader = ctx.api.get('DataLoader')
     data = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
     label = np.arange(n) % 3
 
-    class Arrays(Dataset):
-        def prepare(self):
-            self.data, self.label = data, label
+    def Arrays():
+        return PlainDataset(data, label)
 
     res = {}
 
@@ -150,7 +138,7 @@ def _train(ctx, model_on_gpu, steps, optimizer, lr):
     t = rng.integers(0, 3, size=24)
     model = MLP((8, 3))
     model(x)
-    _set_params(ctx, model, salt=100)
+    set_weights(ctx, model, salt=100, scale=0.3)
     opt = opt_cls(lr).setup(model)
     if model_on_gpu:
         model.to_gpu()

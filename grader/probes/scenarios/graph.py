@@ -5,6 +5,7 @@ import numpy as np
 
 from grader.probes.context import upstream_gradient
 from grader.probes.registry import scenario
+from grader.probes.scenarios.fixtures import by_role
 
 
 def _deref(ref, Variable):
@@ -188,9 +189,10 @@ def linear_lazy(ctx, in_size, out_size, batch):
     """`Linear(out)` without in_size creates W from the first input's shape, only then."""
     Linear = ctx.api.get('layers.Linear')
     layer = Linear(out_size)
-    before = None if layer.W.data is None else list(ctx.host(layer.W).shape)
+    weight = by_role(ctx, layer, 'W')   # the weight by its role, whatever its name
+    before = None if weight.data is None else list(ctx.host(weight).shape)
     x = ctx.to_device(ctx.rng(1).standard_normal((batch, in_size)))
     y = layer(x)
-    return {'W_before': before, 'W_after': list(ctx.host(layer.W).shape),
-            'b': list(ctx.host(layer.b).shape), 'y': list(ctx.host(y).shape),
+    return {'W_before': before, 'W_after': list(ctx.host(by_role(ctx, layer, 'W')).shape),
+            'b': list(ctx.host(by_role(ctx, layer, 'b')).shape), 'y': list(ctx.host(y).shape),
             'n_params': len(list(layer.params()))}

@@ -12,7 +12,7 @@ import numpy as np
 
 from grader.probes.context import upstream_gradient
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import phase
+from grader.probes.scenarios.fixtures import book_class, phase
 
 
 class _Flag:
@@ -209,7 +209,7 @@ def dropout_model_follows(ctx, hidden, out, batch, steps_before, steps_after):
     """A model with dropout trained with MomentumSGD on the host, moved to the device mid-
     training, trained on: the updates work (the optimizer's state followed the parameters),
     and in test mode the device model computes the host model's outputs."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     Linear = ctx.api.get('layers.Linear')
     F = ctx.api.get('functions')
     test_mode = ctx.api.get('test_mode')

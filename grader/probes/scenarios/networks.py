@@ -1,8 +1,9 @@
 """Tensors, shapes, regression, layers, models and optimizers (steps 37-46), through the public
 API, as the people who build models from layers rely on them.
 
-Weights are set from the seed before anything is compared (`set_params`), so the learner's
-random initialisation and the order of `params()` never matter; what comes back is sorted by
+Weights are set from the seed before anything is compared (`set_params`, i.e.
+`fixtures.set_weights`: float64, by role and shape), so the learner's random initialisation, its
+default dtype, its parameters' names and the order of `params()` never matter; what comes back is sorted by
 shape or by attribute path. Composite expressions for `graph.trajectory` are registered here
 too.
 """
@@ -11,6 +12,7 @@ import numpy as np
 from grader.probes.registry import scenario
 from grader.probes.scenarios.early import phase
 from grader.probes.scenarios.early_fn import export
+from grader.probes.scenarios.fixtures import book_class, set_weights
 from grader.probes.scenarios.graph import expression
 
 _array = np.array
@@ -38,12 +40,9 @@ def _mlp_mse(ctx, F, x, W1, b1, W2, b2, t):
 
 # -- helpers --------------------------------------------------------------------------------------
 def set_params(ctx, layer, salt, scale=0.3):
-    """Deterministic weights from the seed, keyed by each parameter's shape, whatever the
-    learner's initialisation and params() order."""
-    for p in layer.params():
-        shape = ctx.host(p).shape
-        rng = ctx.rng(salt + 7 * len(shape) + int(np.prod(shape)))
-        p.data = (scale * rng.standard_normal(shape)).astype(ctx.host(p).dtype)
+    """Deterministic float64 weights from the seed, keyed by each parameter's role and shape,
+    whatever the learner's initialisation, dtype, names and params() order (`set_weights`)."""
+    set_weights(ctx, layer, salt=salt, scale=scale)
 
 
 def by_shape(ctx, values):
@@ -164,7 +163,7 @@ def registration(ctx):
     None are not parameters); Linear has W and b (W only with nobias); every parameter is a
     Variable whose metadata agrees with its data."""
     V = ctx.api.Variable
-    Layer, Parameter = ctx.api.get('Layer'), ctx.api.get('Parameter')
+    Layer, Parameter = book_class(ctx, 'Layer'), book_class(ctx, 'Parameter')
     Linear = ctx.api.get('layers.Linear')
 
     class Custom(Layer):
@@ -252,7 +251,7 @@ def linear(ctx, in_size, out_size, batch):
 def nested(ctx, in_size, hidden, out, batch):
     """Layers inside layers: params() yields every Parameter reachable through attributes, each
     once (found by path, e.g. block/fc/W); cleargrads() clears the nested ones too."""
-    Layer, Parameter = ctx.api.get('Layer'), ctx.api.get('Parameter')
+    Layer, Parameter = book_class(ctx, 'Layer'), book_class(ctx, 'Parameter')
     Linear = ctx.api.get('layers.Linear')
     F = ctx.api.get('functions')
 
@@ -300,7 +299,7 @@ def nested(ctx, in_size, hidden, out, batch):
 def tied(ctx, size, batch):
     """One Linear layer used twice in a model (tied weights): it is one set of parameters, and
     its gradient holds both uses' contributions."""
-    Layer = ctx.api.get('Layer')
+    Layer = book_class(ctx, 'Layer')
     Linear = ctx.api.get('layers.Linear')
     F = ctx.api.get('functions')
 
@@ -370,7 +369,7 @@ def optimizer(ctx, name, steps, kwargs=None):
 def momentum_book(ctx):
     """The book's check of MomentumSGD: W = 1, a constant gradient of 1, lr 0.1, two updates
     give 0.71."""
-    Layer, Parameter = ctx.api.get('Layer'), ctx.api.get('Parameter')
+    Layer, Parameter = book_class(ctx, 'Layer'), book_class(ctx, 'Parameter')
     V = ctx.api.Variable
     opt_cls = ctx.api.get('optimizers.MomentumSGD')
 
@@ -393,7 +392,7 @@ def momentum_book(ctx):
 def hooks(ctx, lr):
     """setup() returns the optimizer; update() skips parameters without a gradient and calls
     every hook once with the parameters it updates."""
-    Layer, Parameter = ctx.api.get('Layer'), ctx.api.get('Parameter')
+    Layer, Parameter = book_class(ctx, 'Layer'), book_class(ctx, 'Parameter')
     V = ctx.api.Variable
     SGD = ctx.api.get('optimizers.SGD')
     g = ctx.rng(51).standard_normal(3)

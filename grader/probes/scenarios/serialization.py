@@ -12,7 +12,8 @@ import os
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (ScratchDir, devices, nested_model, phase,
+from grader.probes.scenarios.fixtures import (ScratchDir, by_role, check_book_names, devices,
+                                              layer_parameters, nested_model, phase,
                                               resolve_path, role_key, role_values, seeded,
                                               set_roles)
 
@@ -54,10 +55,14 @@ def _write_book_file(path, arrays):
 
 @scenario('serialization.written_file')
 def written_file(ctx, in_size, hidden, out, batch):
-    """Save a nested model and read the file back with np.load: its keys and arrays."""
+    """Save a nested model and read the file back with np.load: its keys and arrays. The keys
+    expected are the attribute paths joined with '/', ending in the learner's own names of each
+    layer's weight and bias (the book's `W` and `b`, or others: only files the book's framework
+    wrote need the book's names); the arrays are reported by role (`file.by_role.head/W`)."""
     x = _input(ctx, in_size, batch)
     model, values = _seeded_model(ctx, in_size, hidden, out, x)
-    res = {'expected_keys': sorted(role_key(r) for r in values),
+    keys = {role_key(r): _own_key(ctx, model, r) for r in values}
+    res = {'expected_keys': sorted(keys.values()),
            'expected': {role_key(r): v for r, v in values.items()}}
     with ScratchDir() as folder:
         path = os.path.join(folder, 'weights.npz')
@@ -65,9 +70,21 @@ def written_file(ctx, in_size, hidden, out, batch):
 
         def read():
             arrays = _read_npz(path)
-            return {'keys': sorted(arrays), 'arrays': arrays}
+            return {'keys': sorted(arrays),
+                    'by_role': {role: arrays.get(key) for role, key in keys.items()}}
         phase(res, 'file', read)
     return res
+
+
+def _own_key(ctx, model, role):
+    """`block/fc/W` for the role `block.fc.W`, with the learner's name of that parameter."""
+    owner, _, part = role.rpartition('.')
+    layer = model
+    for name in owner.split('.') if owner else ():
+        layer = getattr(layer, name)
+    param = by_role(ctx, layer, part)
+    own = next((n for n, p in layer_parameters(ctx, layer).items() if p is param), part)
+    return '/'.join(owner.split('.') + [own]) if owner else own
 
 
 @scenario('serialization.round_trip')
@@ -123,6 +140,11 @@ def book_file(ctx, in_size, hidden, out, batch):
             def load(build=build, roles=roles, path=path):
                 model = build()
                 model(ctx.to_device(x))
+                for owner in sorted({r.rsplit('.', 1)[0] for r in roles}):
+                    layer = model
+                    for part in owner.split('.'):
+                        layer = getattr(layer, part)
+                    check_book_names(ctx, layer, owner.replace('.', '/'))
                 model.load_weights(path)
                 return {'y': ctx.host(model(ctx.to_device(x))),
                         'params': role_values(ctx, model, roles)}
@@ -145,7 +167,7 @@ def partial_file(ctx, in_size, hidden, out, batch):
     model, _ = _seeded_model(ctx, in_size, hidden, out, x)
     bad = np.empty((2,), dtype=object)
     bad[0], bad[1] = 1.0, _Unpicklable()
-    model.head.b.data = bad
+    by_role(ctx, model.head, 'b').data = bad
     res = {}
     with ScratchDir() as folder:
         path = os.path.join(folder, 'broken.npz')
@@ -209,14 +231,15 @@ def independent(ctx, in_size, hidden, out, batch):
     res = {'file': {role_key(r): arrays[role_key(r)] for r in roles}}
     with ScratchDir() as folder:
         path = os.path.join(folder, 'shared.npz')
-        _write_book_file(path, arrays)
+        like = _fresh(ctx, in_size, hidden, out, x)   # the file in the learner's own names
+        _write_book_file(path, {_own_key(ctx, like, r): arrays[role_key(r)] for r in roles})
 
         def load_two():
             a = _fresh(ctx, in_size, hidden, out, x)
             b = _fresh(ctx, in_size, hidden, out, x)
             a.load_weights(path)
             b.load_weights(path)
-            params_a = [resolve_path(a, r) for r in roles]
+            params_a = [resolve_path(ctx, a, r) for r in roles]
             shared = sum(1 for i, p in enumerate(params_a) for q in params_a[i + 1:]
                          if np.shares_memory(ctx.host(p), ctx.host(q)))
             for p in params_a:
@@ -247,7 +270,9 @@ def device(ctx, in_size, hidden, out, batch):
             model.save_weights(path)
             return {'params': devices(ctx, model)}
         phase(res, 'save', save)
-        phase(res, 'file', lambda: _read_npz(path))
+        keys = {role_key(r): _own_key(ctx, model, r) for r in values}
+        phase(res, 'file', lambda: {role: array for role, array in (
+            (role, _read_npz(path).get(key)) for role, key in keys.items()) if array is not None})
         phase(res, 'forward_after_save', lambda: ctx.describe(model(xd)))
 
         def reload():

@@ -19,7 +19,8 @@ import os
 import numpy as np
 
 from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import ScratchDir, devices, phase
+from grader.probes.scenarios.fixtures import (BookNameMismatch, ScratchDir, by_role,
+                                              check_book_names, devices, phase)
 
 CONVS = ('conv1_1', 'conv1_2', 'conv2_1', 'conv2_2', 'conv3_1', 'conv3_2', 'conv3_3',
          'conv4_1', 'conv4_2', 'conv4_3', 'conv5_1', 'conv5_2', 'conv5_3')
@@ -56,16 +57,35 @@ def mini_weights(ctx):
 
 
 def _loaded_model(ctx, folder):
+    """A fresh VGG16 that reads the miniature file with `load_weights`, and what its file names
+    are: the book's (`conv1_1/W`, ...), or the exact difference (a layer whose weight is called
+    otherwise gets the file's arrays set by role instead, so that the checks that are not about
+    the file still run)."""
     VGG16 = ctx.api.get('models.VGG16')
     path = os.path.join(folder, 'vgg16_mini.npz')
-    np.savez_compressed(path, **mini_weights(ctx))
+    arrays = mini_weights(ctx)
+    np.savez_compressed(path, **arrays)
     model = VGG16()
+    problem, held = None, {}
     for name in CONVS + FCS:
         layer = getattr(model, name)
-        layer.W.data = None
-        layer.b.data = None
-    model.load_weights(path)
-    return model, path
+        if problem is None:
+            try:
+                check_book_names(ctx, layer, name)
+            except BookNameMismatch as e:
+                problem = str(e)
+        held[name] = by_role(ctx, layer, 'W'), by_role(ctx, layer, 'b')
+        for p in held[name]:
+            p.data = None
+    if problem is None:
+        model.load_weights(path)
+    else:
+        for name, (weight, bias) in held.items():
+            weight.data, bias.data = arrays[name + '/W'], arrays[name + '/b']
+    return model, path, problem or BOOK_NAMES
+
+
+BOOK_NAMES = "the book's names (conv1_1/W, conv1_1/b, ..., fc8/b)"
 
 
 def _input(ctx, batch):
@@ -81,13 +101,14 @@ def pretrained_file(ctx, batch):
     res = {}
     with ScratchDir() as folder:
         def run():
-            model, _ = _loaded_model(ctx, folder)
+            model, _, names = _loaded_model(ctx, folder)
             with test_mode():
                 y = model(x)
                 again = model(x)
             np.random.seed(ctx.seed % (2 ** 32))
             first, second = model(x), model(x)
-            return {'test': {'y': ctx.export(y), 'shape': list(ctx.host(y).shape)},
+            return {'file_names': names,
+                    'test': {'y': ctx.export(y), 'shape': list(ctx.host(y).shape)},
                     'test_repeat': ctx.export(again),
                     'train': {'first': ctx.export(first), 'second': ctx.export(second)}}
         phase(res, 'model', run)
@@ -142,11 +163,13 @@ def architecture(ctx):
         layers = {}
         for name in CONVS + FCS:
             layer = getattr(model, name)
-            layers[name] = {'W': list(ctx.host(layer.W).shape), 'b': list(ctx.host(layer.b).shape)}
+            layers[name] = {'W': list(ctx.host(by_role(ctx, layer, 'W')).shape),
+                            'b': list(ctx.host(by_role(ctx, layer, 'b')).shape)}
         params = list(model.params())
-        fc6_W = ctx.host(model.fc6.W)
+        fc6_weight = by_role(ctx, model.fc6, 'W')
+        fc6_W = ctx.host(fc6_weight)
         fc6_in = int(fc6_W.shape[0])
-        others = sum(int(ctx.host(p).size) for p in params if p is not model.fc6.W)
+        others = sum(int(ctx.host(p).size) for p in params if p is not fc6_weight)
         area = (224 // 32) ** 2   # the 224×224 feature map is 7×7 where the 32×32 one is 1×1
         return {'layers': layers, 'n_arrays': len(params), 'out': list(ctx.host(y).shape),
                 'fc6_in_at_32': fc6_in, 'fc6_out': int(fc6_W.shape[1]),
@@ -185,7 +208,7 @@ def device(ctx, batch):
     xd = ctx.on_device(x, 'gpu')
     res = {}
     with ScratchDir() as folder:
-        model, path = _loaded_model(ctx, folder)
+        model, path, _ = _loaded_model(ctx, folder)
         with test_mode():
             res['host'] = ctx.host(model(x))
 

@@ -145,9 +145,14 @@ class Ctx:
         raise TypeError('expected an array, found {}'.format(type(a).__name__))
 
     def export(self, a):
-        """An array (or Variable) as it should cross the boundary: host values plus its device."""
+        """An array (or Variable) as it should cross the boundary: host values plus its device.
+        Anything else (a Python float where the book has an array) raises TypeError, which the
+        scenario reports as what the learner's code gave."""
         from grader.wire import Array
-        return Array(self.host(a), self.device_of(a))
+        device = self.device_of(a)
+        if device not in ('cpu', 'gpu'):
+            raise TypeError('expected an array, found {}'.format(device))
+        return Array(self.host(a), device)
 
     def describe(self, a):
         """Type, device, shape and dtype of a Variable or array (evidence for reports)."""

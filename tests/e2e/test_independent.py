@@ -23,32 +23,9 @@ SEEDS = (2026, 7, 424242)
 STEPS = range(23, 61)
 QUICK = (33, 47, 52, 57)
 
-# Checks known to depend on the reference rather than on the contract, as
-# {step: (reason, the seeds under which the step fails)}: those (step, seed) cases are strict
-# xfails, so that they turn red once the check is fixed and the entry must go.
-_SET_PARAMS = (
-    "false check: the networks scenarios' set_params draws float64 weights and casts them to "
-    "each parameter's dtype, so a float64 Linear (this fixture's default) starts from other "
-    "weights than the float32 reference, and reference.match then compares at the float64 "
-    "tolerance (step44/linear, step45/tied, step45/mlp, step45/mlp_tanh; step 46 by "
-    "regression). Fix: round the drawn weights to float32 before the cast")
-FALSE_CHECKS = {
-    44: (_SET_PARAMS, {2026, 7, 424242}),
-    45: (_SET_PARAMS, {2026, 7, 424242}),
-    46: (_SET_PARAMS, {2026, 7}),
-}
-
-
 @pytest.fixture(scope='module')
 def submission(tmp_path_factory):
     return independent_fixture.build(tmp_path_factory.mktemp('independent'))
-
-
-def _case(step, seed):
-    reason, seeds = FALSE_CHECKS.get(step, ('', ()))
-    if seed in seeds:
-        return pytest.param(step, seed, marks=pytest.mark.xfail(strict=True, reason=reason))
-    return pytest.param(step, seed)
 
 
 def assert_full_marks(doc, step, seed):
@@ -63,13 +40,13 @@ def assert_full_marks(doc, step, seed):
     assert extension.get('earned') == extension.get('possible'), where + '; '.join(failing)
 
 
-@pytest.mark.parametrize('step, seed', [_case(step, SEEDS[0]) for step in QUICK])
+@pytest.mark.parametrize('step, seed', [(step, SEEDS[0]) for step in QUICK])
 def test_quick_steps(submission, step, seed):
     assert_full_marks(run.grade(submission, step, run.Options(seed=seed)), step, seed)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('step, seed', [_case(step, seed) for step in STEPS for seed in SEEDS])
+@pytest.mark.parametrize('step, seed', [(step, seed) for step in STEPS for seed in SEEDS])
 def test_every_step(submission, step, seed):
     assert_full_marks(run.grade(submission, step, run.Options(seed=seed)), step, seed)
 

@@ -161,13 +161,17 @@ def _error(exc: BaseException) -> dict:
     frames = [f for f in _last_frames(exc.__traceback__, MAX_TRACEBACK + 8)
               if f.filename != _THIS_FILE]  # dispatch and guard frames
     lines = [f"{_rel(f.filename)}:{f.lineno} in {f.name}" for f in frames]
-    where = next((line for f, line in zip(reversed(frames), reversed(lines)) if not _ours(f.filename)), None)
+    # where to look: the innermost line of the submission's own files, else the innermost line
+    # that is not the grader's (a library the code called)
+    where = next((line for f, line in zip(reversed(frames), reversed(lines))
+                  if f.filename.startswith(_CWD + os.sep)), None) or \
+        next((line for f, line in zip(reversed(frames), reversed(lines)) if not _ours(f.filename)), None)
     if isinstance(exc, SyntaxError) and exc.filename:
         where = f"{_rel(exc.filename)}:{exc.lineno} in <module>"
     if isinstance(exc, SystemExit):
         message = f"the code called sys.exit({exc.code!r})"
     else:
-        message = _text(exc)
+        message = _text(exc).replace(_CWD + os.sep, "")   # paths as the learner knows them
     error = {"type": type(exc).__name__, "message": message, "traceback": lines[-MAX_TRACEBACK:], "where": where}
     if isinstance(exc, OSError) and isinstance(exc.errno, int):
         error["errno"] = exc.errno

@@ -151,7 +151,7 @@ class Ctx:
         from grader.wire import Array
         device = self.device_of(a)
         if device not in ('cpu', 'gpu'):
-            raise TypeError('expected an array, found {}'.format(device))
+            raise TypeError('expected an array, found {}'.format(type(self.unwrap(a)).__name__))
         return Array(self.host(a), device)
 
     def describe(self, a):

@@ -199,21 +199,10 @@ class _Task:
 
 # -- the submissions folder -----------------------------------------------------------------------
 
-_ID_KEEP = frozenset('._-+@')
-_ID_MAX = 80
-
-
-def safe_id(name: str) -> str:
-    """A submission's id from its file name, safe as a file name, in JSON and on a terminal: the
-    name itself when it is made of letters, digits and `._-+@` (not starting with a dot) and at
-    most 80 characters; otherwise the safe part of it and a short hash of the whole name, so that
-    different names keep different ids (bytes that are not UTF-8 count as their own)."""
-    raw = name.encode('utf-8', 'surrogateescape')
-    text = raw.decode('utf-8', 'replace')
-    kept = ''.join(ch if ch.isalnum() or ch in _ID_KEEP else '_' for ch in text).lstrip('.')
-    if kept == name and 0 < len(kept) <= _ID_MAX:
-        return name
-    return '{}-{}'.format(kept[:_ID_MAX - 13] or 'submission', hashlib.sha256(raw).hexdigest()[:12])
+def _shown(name: str) -> str:
+    """A file name as text for JSON and terminals: bytes that are not UTF-8 written as escapes."""
+    return report.printable(name.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace'),
+                            lines=False)
 
 
 def discover(folder: Path, *, exclude=()):
@@ -228,13 +217,13 @@ def discover(folder: Path, *, exclude=()):
         if path.resolve() in skip:
             continue
         if e.is_symlink():
-            ignored.append(e.name + ' (a symbolic link: not followed)')
+            ignored.append(load.safe_id(e.name) + ' (a symbolic link: not followed)')
         elif e.is_dir(follow_symlinks=False):
-            found.append(Entry(safe_id(e.name), path, 'folder'))
+            found.append(Entry(load.safe_id(e.name), path, 'folder'))
         elif e.is_file(follow_symlinks=False) and e.name.lower().endswith('.zip') and len(e.name) > 4:
-            found.append(Entry(safe_id(e.name[:-4]), path, 'zip'))
+            found.append(Entry(load.safe_id(e.name[:-4]), path, 'zip'))
         else:
-            ignored.append(report.printable(safe_id(e.name)))
+            ignored.append(load.safe_id(e.name))
     by_id = collections.defaultdict(list)
     for entry in found:
         by_id[entry.id].append(entry)
@@ -244,7 +233,7 @@ def discover(folder: Path, *, exclude=()):
         if len(group) == 1:
             entries.append(group[0])
         else:
-            names = ' and '.join(g.path.name + ('/' if g.kind == 'folder' else '') for g in group)
+            names = ' and '.join(_shown(g.path.name) + ('/' if g.kind == 'folder' else '') for g in group)
             duplicates.append(Failure(ident, 'duplicate-id', 'two submissions share the id {!r} '
                                       '({}); keep one of them'.format(ident, names)))
     return entries, duplicates, ignored
@@ -319,7 +308,7 @@ def _grade_one(task: _Task) -> dict:
         scorecard.write(card, doc)
         if doc.get('invalid', {}).get('code') != 'grader-error':
             # a scorecard of the grader's own failure has no receipt: resuming grades it again
-            receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': entry.path.name,
+            receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': _shown(entry.path.name),
                        'fingerprint': task.fingerprint, 'step': task.options.step,
                        'options': task.options.to_json(), 'scorecard_sha256': _sha256_file(card)}
             schema.write_json(out / RECEIPTS / (entry.id + '.json'), receipt, 'batch-receipt')

@@ -192,6 +192,24 @@ def _near_misses(root: Path, bases: list[str]) -> str:
 
 # -- identity -------------------------------------------------------------------------------------
 
+_ID_KEEP = frozenset('._-+@')
+_ID_MAX = 80
+
+
+def safe_id(name: str) -> str:
+    """A submission's id from its file name, safe as a file name, in JSON and on a terminal: the
+    name itself when it is made of letters, digits and `._-+@` (not starting with a dot) and at
+    most 80 characters; otherwise the safe part of it and a short hash of the whole name, so that
+    different names keep different ids (bytes that are not UTF-8 count as their own)."""
+    raw = name.encode('utf-8', 'surrogateescape')
+    text = raw.decode('utf-8', 'replace')
+    kept = ''.join(ch if ch.isalnum() or ch in _ID_KEEP else '_' for ch in text).lstrip('.')
+    if kept == name and 0 < len(kept) <= _ID_MAX:
+        return name
+    return '{}-{}'.format(kept[:_ID_MAX - 13] or 'submission', hashlib.sha256(raw).hexdigest()[:12])
+
+
+
 def _ignored(name: str, is_dir: bool) -> bool:
     if is_dir:
         return name in _IGNORED_DIRS
@@ -417,7 +435,7 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
         code = "bad-archive" if source.suffix.lower() == ".zip" else "not-a-submission"
         raise SubmissionError(code, f"expected a folder or a .zip archive of one, found {what} ({source.name}); "
                               "pass the folder that holds your code, or a zip of it")
-    ident = source.resolve().name if is_dir else source.stem
+    ident = safe_id(source.resolve().name if is_dir else source.stem)
     Path(scratch_parent).mkdir(parents=True, exist_ok=True)
     prefix = re.sub(r"[^A-Za-z0-9._-]+", "_", ident)[:40] or "submission"
     root = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=Path(scratch_parent).resolve()))  # absolute: the worker runs from inside it

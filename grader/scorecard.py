@@ -157,8 +157,9 @@ def _stable_text(text, submission):
 
 def _source_id(source):
     """The id of a submission that could not be prepared: a folder's name, a zip's stem."""
+    from grader.load import safe_id
     path = Path(str(source))
-    return (path.stem if path.suffix.lower() == '.zip' else path.name) or str(source)
+    return safe_id((path.stem if path.suffix.lower() == '.zip' else path.name) or str(source))
 
 
 def write(path, doc):

@@ -71,6 +71,7 @@ THREAD_ENV = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THRE
 SCORECARDS, RECEIPTS, SUMMARY, ROSTER, WORK, LOCK = (
     'scorecards', 'receipts', 'summary.json', 'roster.json', '.work', '.lock')
 MAX_ATTEMPTS = 2
+_WATCH_EVERY_S = 2.0
 _SKIPPED_NAMES = frozenset({'__MACOSX', '__pycache__'})
 
 
@@ -92,7 +93,7 @@ class Entry:
 class Failure:
     """A submission left without a scorecard, and why."""
     id: str
-    code: str          # duplicate-id | grader-error | grader-crashed
+    code: str          # duplicate-id | grader-error | grader-crashed | grader-stuck
     reason: str
 
 
@@ -368,19 +369,30 @@ def _stop_pool(pool, *, wait: bool) -> None:
         p.join(5)
 
 
-def _grade_all(tasks, jobs, work: Path, progress, grade_one=None) -> list:
+def watchdog_s(task) -> float:
+    """How long one grading may take before the batch stops it: the learner's and the
+    reference's workers are each bounded by the whole-submission budget, and the reference is
+    tried twice; anything longer is the grader stuck, not the learner's code."""
+    return 3 * task.options.limits().total_s + 120
+
+
+def _grade_all(tasks, jobs, work: Path, progress, grade_one=None, watchdog=watchdog_s) -> list:
     """Grade `tasks` in a pool of `jobs` processes; returns the failures (no scorecard).
 
     When a pool process dies, every submission in flight with it is a suspect: suspects are then
     graded one at a time, so that a submission that kills its process again is caught alone
-    (and reported as `grader-crashed` after MAX_ATTEMPTS deaths) while the others go on."""
-    grade_one = grade_one or _grade_one   # tests pass a stand-in that crashes
+    (and reported as `grader-crashed` after MAX_ATTEMPTS deaths) while the others go on. A
+    grading still running after `watchdog(task)` seconds is stopped with its pool process and
+    reported as `grader-stuck`; the submissions in flight beside it are graded again, so the
+    batch always ends and writes its summary."""
+    grade_one = grade_one or _grade_one   # tests pass a stand-in that crashes or hangs
     failures = []
     pending = collections.deque(tasks)
     attempts = collections.Counter()
     suspects = set()
     pool = open_pool(jobs, work)
     inflight = {}
+    started = {}
     finished_cleanly = False
 
     def finished(result):
@@ -413,13 +425,20 @@ def _grade_all(tasks, jobs, work: Path, progress, grade_one=None) -> list:
             if pending[0].entry.id in suspects and inflight:
                 return
             task = pending.popleft()
-            inflight[pool.submit(grade_one, task)] = task
+            future = pool.submit(grade_one, task)
+            inflight[future] = task
+            started[future] = time.monotonic()
+
+    def stuck_ones():
+        now = time.monotonic()
+        return [f for f, task in inflight.items() if now - started[f] > watchdog(task)]
 
     try:
         with pinned_threads():
             while pending or inflight:
                 fill()
-                done, _ = concurrent.futures.wait(inflight, return_when=concurrent.futures.FIRST_COMPLETED)
+                done, _ = concurrent.futures.wait(inflight, timeout=_WATCH_EVERY_S,
+                                                  return_when=concurrent.futures.FIRST_COMPLETED)
                 lost = []
                 for future in done:
                     task = inflight.pop(future)
@@ -438,6 +457,20 @@ def _grade_all(tasks, jobs, work: Path, progress, grade_one=None) -> list:
                     for task in reversed(lost):
                         crashed(task, alone=len(lost) == 1)
                     _stop_pool(pool, wait=False)
+                    pool = open_pool(jobs, work)
+                stuck = stuck_ones()
+                if stuck:
+                    for future in stuck:
+                        task = inflight.pop(future)
+                        failures.append(Failure(task.entry.id, 'grader-stuck', 'grading this '
+                                                'submission took more than {:g} s, far beyond its '
+                                                'time limits, and was stopped: a fault of the '
+                                                'grader or of this machine'.format(watchdog(task))))
+                        progress.update(task.entry.id, 'grader-stuck')
+                    _stop_pool(pool, wait=False)
+                    for future, task in list(inflight.items()):   # graded again, not suspects
+                        pending.appendleft(task)
+                    inflight.clear()
                     pool = open_pool(jobs, work)
         finished_cleanly = True
     finally:

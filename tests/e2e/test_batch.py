@@ -489,6 +489,32 @@ def crash_or_grade(task):
     return batch._grade_one(task)
 
 
+def hang_or_grade(task):
+    """A stand-in for the batch's grading function that never returns on 'hang'."""
+    if task.entry.id == 'hang':
+        time.sleep(600)
+    return batch._grade_one(task)
+
+
+def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
+    # whatever makes a grading hang (the grader's own bug, a machine that stalls), the batch
+    # stops it at its watchdog, says so, grades the rest and ends
+    base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
+    out = tmp_path / 'out'
+    tasks = [batch._Task(batch.Entry(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
+                         str(out)) for i in ('hang', 'fine', 'also-fine')]
+    sink = _Sink()
+    started = time.monotonic()
+    failures = batch._grade_all(tasks, 2, out / '.work', batch.Progress(3, 0, sink),
+                                grade_one=hang_or_grade, watchdog=lambda task: 15)
+    assert [(f.id, f.code) for f in failures] == [('hang', 'grader-stuck')]
+    assert 'took more than 15 s' in failures[0].reason
+    assert (out / 'scorecards' / 'fine.json').is_file()
+    assert (out / 'scorecards' / 'also-fine.json').is_file()
+    assert time.monotonic() - started < 120
+    assert batch.watchdog_s(tasks[0]) > batch.BatchOptions(STEP).limits().total_s
+
+
 def test_a_pool_process_that_dies_is_retried_then_reported(tmp_path):
     base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
     out = tmp_path / 'out'

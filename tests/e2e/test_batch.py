@@ -489,6 +489,14 @@ def crash_or_grade(task):
     return batch._grade_one(task)
 
 
+def _reference_tasks(tmp_path, ids):
+    """Batch tasks grading copies of the reference under the given ids, and their --out folder."""
+    base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
+    out = tmp_path / 'out'
+    return [batch._Task(batch.Entry(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
+                        str(out)) for i in ids], out
+
+
 def hang_or_grade(task):
     """A stand-in for the batch's grading function that never returns on 'hang'."""
     if task.entry.id == 'hang':
@@ -499,10 +507,7 @@ def hang_or_grade(task):
 def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
     # whatever makes a grading hang (the grader's own bug, a machine that stalls), the batch
     # stops it at its watchdog, says so, grades the rest and ends
-    base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
-    out = tmp_path / 'out'
-    tasks = [batch._Task(batch.Entry(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
-                         str(out)) for i in ('hang', 'fine', 'also-fine')]
+    tasks, out = _reference_tasks(tmp_path, ('hang', 'fine', 'also-fine'))
     sink = _Sink()
     started = time.monotonic()
     failures = batch._grade_all(tasks, 2, out / '.work', batch.Progress(3, 0, sink),
@@ -516,10 +521,7 @@ def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
 
 
 def test_a_pool_process_that_dies_is_retried_then_reported(tmp_path):
-    base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
-    out = tmp_path / 'out'
-    tasks = [batch._Task(batch.Entry(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
-                         str(out)) for i in ('crash', 'fine', 'also-fine')]
+    tasks, out = _reference_tasks(tmp_path, ('crash', 'fine', 'also-fine'))
     sink = _Sink()
     failures = batch._grade_all(tasks, 2, out / '.work', batch.Progress(3, 0, sink),
                                 grade_one=crash_or_grade)

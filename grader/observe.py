@@ -151,7 +151,8 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    secret_file = os.environ.get('DEZERO_GRADER_SECRET_FILE')
+    from grader.run import SECRET_FILE_ENV   # at call time: run imports this module
+    secret_file = os.environ.get(SECRET_FILE_ENV)
     for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))
         if not any(p == folder or folder in p.parents for p in own):

@@ -1,13 +1,13 @@
 """The scenarios of `grader.probes.scenarios.serialization`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, INT, NONE, STR, Opt, Phase
+from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, INT, NONE, STR, Open, Opt, Phase
 
 # every scenario here builds the same small models: an MLP and a nested one
 MODEL = {'in_size': P('int'), 'hidden': P('int'), 'out': P('int'), 'batch': P('int')}
 # parameters by their path in the model, as the book's files name them
 MLP = {'l0/W': ARRAY, 'l0/b': ARRAY, 'l1/W': ARRAY, 'l1/b': ARRAY}
 NESTED = {'block/fc/W': ARRAY, 'block/fc/b': ARRAY, 'head/W': ARRAY, 'head/b': ARRAY}
-ERROR = {'type': STR, 'message': STR}
+ERROR = Open({'type': STR, 'message': STR})   # an exception's details; more may come
 # loading a file that does not fit: whether load or the forward after it raised, and with what
 LOADED = {'load_raised': BOOL, 'forward_raised': BOOL, 'load_error': Opt(ERROR),
           'forward_error': Opt(ERROR), 'unchanged': BOOL, 'raised_somewhere': BOOL}

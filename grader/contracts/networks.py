@@ -2,6 +2,11 @@
 from grader.contracts import P, declare
 from grader.contracts.shapes import ARRAY, BOOL, INT, NUM, STR, Phase
 
+# `by_shape`: [shape, array] pairs sorted by shape, then values (an order any implementation gives)
+BY_SHAPE = ([INT], ARRAY)
+# a parameter's [shape, ndim, size, dtype, len, is a Variable]
+METADATA = ([INT], INT, INT, STR, INT, BOOL)
+
 
 declare(
     'layer.cleargrads',
@@ -10,8 +15,8 @@ declare(
     ' is left',
     params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
     report={
-        'single': [([INT], ARRAY,)], 'accumulated': [([INT], ARRAY,)],
-        'twice_single': [([INT], ARRAY,)], 'cleared': [([INT], ARRAY,)], 'none_left': BOOL,
+        'single': [BY_SHAPE], 'accumulated': [BY_SHAPE],
+        'twice_single': [BY_SHAPE], 'cleared': [BY_SHAPE], 'none_left': BOOL,
     })
 
 
@@ -20,7 +25,7 @@ declare(
     'A Linear layer (lazy input size) with weights set from the seed: the output and the '
     'gradients of W and b',
     params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
-    report={'y': ARRAY, 'params': [([INT], ARRAY,)], 'grads': [([INT], ARRAY,)]})
+    report={'y': ARRAY, 'params': [BY_SHAPE], 'grads': [BY_SHAPE]})
 
 
 declare(
@@ -44,8 +49,8 @@ declare(
         'linear': Phase(INT),
         'linear_nobias': Phase(INT),
         'metadata': Phase({
-            'found': [([INT], INT, INT, STR, INT, BOOL,)],
-            'expected': [([INT], INT, INT, STR, INT, BOOL,)],
+            'found': [METADATA],
+            'expected': [METADATA],
         }),
     })
 
@@ -55,7 +60,7 @@ declare(
     'One Linear layer used twice in a model (tied weights): it is one set of parameters, '
     "and its gradient holds both uses' contributions",
     params={'size': P('int'), 'batch': P('int')},
-    report={'count': INT, 'y': ARRAY, 'grads': [([INT], ARRAY,)]})
+    report={'count': INT, 'y': ARRAY, 'grads': [BY_SHAPE]})
 
 
 declare(
@@ -91,7 +96,7 @@ declare(
     '`steps` updates of an MLP with optimizers.<name>, from weights set from the seed, on'
     ' a squared error: the parameters after each update',
     params={'name': P('str'), 'steps': P('int'), 'kwargs': P(('dict', 'null'), None)},
-    report={'history': [[([INT], ARRAY,)]]})
+    report={'history': [[BY_SHAPE]]})
 
 
 declare(

@@ -57,6 +57,8 @@ def build_parser():
                         'still work and are listed as compatibility findings; current: today\'s '
                         'NumPy 2 and CuPy 14, where the same uses fail')
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
+    c.add_argument('--html', metavar='OUT', help='write the report as one self-contained HTML '
+                   'file there (the graph of a failing gradient check drawn)')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
@@ -119,7 +121,8 @@ def build_parser():
     c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit')
     c.add_argument('source', nargs='?', metavar='DIR',
                    help='a batch --out folder, or one scorecard file (check --json)')
-    c.add_argument('--format', required=True, choices=('gradescope', 'canvas', 'lti', 'junit'))
+    c.add_argument('--format', required=True,
+                   choices=('gradescope', 'canvas', 'lti', 'junit', 'html'))
     c.add_argument('--out', metavar='PATH', help='file (or folder, for gradescope from a batch) to '
                    'write; default: DIR/exports/...')
     c.add_argument('--roster', metavar='CSV', help='roster to use instead of the batch\'s')
@@ -218,7 +221,21 @@ def cmd_check(args):
         _write_graphs(doc, Path(args.graph_dir))
     sys.stdout.write(report.render(doc, colour=report.use_colour(sys.stdout),
                                    verbose=args.verbose))
+    if args.html and not _write_html(doc, args.html):
+        return USAGE_ERROR
     return 0 if doc['verdict'] == 'accept' else 1
+
+
+def _write_html(doc, path):
+    from grader import htmlreport
+    try:
+        htmlreport.write_report(path, doc)
+    except OSError as e:
+        print('dezero-grade: cannot write the HTML report to {}: {}'.format(
+            path, e.strerror or e), file=sys.stderr)
+        return False
+    print('html report: {}'.format(path))
+    return True
 
 
 def _write_graphs(doc, folder):
@@ -309,7 +326,7 @@ def cmd_merge(args):
 
 
 _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': 'lti-scores.json',
-                    'junit': 'junit.xml'}
+                    'junit': 'junit.xml', 'html': 'html'}
 
 
 def cmd_export(args):
@@ -347,6 +364,8 @@ def cmd_export(args):
         base = source / 'exports' if graded.summary is not None else Path('.')
         if args.format == 'gradescope' and graded.summary is None:
             out = Path(args.out or 'results.json')
+        elif args.format == 'html' and graded.summary is None:
+            out = Path(args.out or 'report.html')
         else:
             out = Path(args.out or base / _EXPORT_DEFAULTS[args.format])
         if args.format == 'gradescope':
@@ -356,6 +375,9 @@ def cmd_export(args):
                                     assignment_id=args.assignment_id)
         elif args.format == 'lti':
             written = lti.export(graded, out, roster)
+        elif args.format == 'html':
+            from grader.export import html as html_export
+            written = html_export.export(graded, out)
         else:
             written = junit.export(graded, out)
     except (export.ExportError, roster_mod.RosterError) as e:

@@ -307,6 +307,11 @@ def _var_tooltip(i, v) -> str:
     return '\n'.join(lines)
 
 
+def _arc(span) -> float:
+    """How high an edge over `span` layers rises: the longer, the higher (bounded)."""
+    return 0.0 if span <= 1 else min(22.0 + 14.0 * span, 110.0)
+
+
 def graph_svg(graph, ident: str = 'g', divergent=None) -> str:
     """The graph as inline SVG: variables as ellipses (named, shape below), functions as boxes,
     the divergent function in red; every shape has a <title> tooltip with the values."""
@@ -316,32 +321,42 @@ def graph_svg(graph, ident: str = 'g', divergent=None) -> str:
     pos = layout(graph)
     layers = max([lay for lay, _ in pos.values()] or [0]) + 1
     rows = max([r for _, r in pos.values()] or [0]) + 1
-    width, height = layers * _COL + 2 * _PAD, rows * _ROW + 2 * _PAD
+    edges = [(a, b) for k, n in enumerate(nodes)
+             for a, b in [(('v', i), ('f', k)) for i in n['inputs']] +
+             [(('f', k), ('v', o)) for o in n['outputs']] if a in pos and b in pos]
+    # an edge that skips layers arcs over the nodes between: room for the highest arc on top
+    top = _PAD + max([0.75 * _arc(pos[b][0] - pos[a][0]) for a, b in edges] or [0])
+    width, height = layers * _COL + 2 * _PAD, rows * _ROW + _PAD + top
     marker = 'arrow-' + re.sub(r'[^A-Za-z0-9_-]+', '-', ident)
 
     def centre(key):
         lay, r = pos[key]
-        return _PAD + lay * _COL + _VW / 2, _PAD + r * _ROW + _VH / 2
+        return _PAD + lay * _COL + _VW / 2, top + r * _ROW + _VH / 2
 
     out = ['<svg xmlns="http://www.w3.org/2000/svg" class="graph-svg" width="{}" height="{}" '
-           'viewBox="0 0 {} {}" style="width:100%;max-width:{}px;height:auto" role="img" '
-           'aria-label="computational graph of {}" font-family="sans-serif" font-size="12">'
-           .format(width, height, width, height, width, esc(ident)),
+           'viewBox="0 0 {} {}" style="width:100%;max-width:{}px;min-width:{}px;height:auto" '
+           'role="img" aria-label="computational graph of {}" font-family="sans-serif" '
+           'font-size="12">'.format(width, height, width, height, width, int(width * 0.7),
+                                    esc(ident)),
            '<defs><marker id="{}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
            'markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" '
            'fill="#59636e"/></marker></defs>'.format(marker)]
-    for k, n in enumerate(nodes):
-        for a, b in [(('v', i), ('f', k)) for i in n['inputs']] + \
-                    [(('f', k), ('v', o)) for o in n['outputs']]:
-            if a not in pos or b not in pos:
-                continue
-            (x1, y1), (x2, y2) = centre(a), centre(b)
+    for a, b in edges:
+        (x1, y1), (x2, y2) = centre(a), centre(b)
+        span = pos[b][0] - pos[a][0]
+        if span > 1:   # leave from the top, arc over what lies between, land on the top
+            y1, y2 = y1 - _VH / 2 if a[0] == 'v' else y1 - _FH / 2, \
+                y2 - (_VH if b[0] == 'v' else _FH) / 2
+            lift = _arc(span)
+            c1, c2 = (x1 + 30, y1 - lift), (x2 - 30, y2 - lift)
+        else:
             x1 += (_VW if a[0] == 'v' else _FW) / 2
             x2 -= (_VW if b[0] == 'v' else _FW) / 2
             mid = (x1 + x2) / 2
-            out.append('<path d="M{:.1f} {:.1f}C{:.1f} {:.1f} {:.1f} {:.1f} {:.1f} {:.1f}" '
-                       'fill="none" stroke="#8c959f" stroke-width="1.3" '
-                       'marker-end="url(#{})"/>'.format(x1, y1, mid, y1, mid, y2, x2, y2, marker))
+            c1, c2 = (mid, y1), (mid, y2)
+        out.append('<path d="M{:.1f} {:.1f}C{:.1f} {:.1f} {:.1f} {:.1f} {:.1f} {:.1f}" '
+                   'fill="none" stroke="#8c959f" stroke-width="1.3" marker-end="url(#{})"/>'
+                   .format(x1, y1, c1[0], c1[1], c2[0], c2[1], x2, y2, marker))
     for i, v in enumerate(variables):
         if ('v', i) not in pos:
             continue
@@ -494,7 +509,8 @@ def class_page(summary: dict, docs: dict, link) -> str:
     rows = []
     for s in summary['submissions']:
         doc = docs.get(s['id'])
-        failing = sum(1 for c in doc['checks'] if c['status'] in FAILING) if doc else ''
+        failing = sum(1 for c in doc['checks'] if c['status'] in FAILING) \
+            if doc and doc['verdict'] != 'invalid' else '—'
         rows.append('<tr class="submission" data-id="{}"><td>{}</td><td><span class="chip" '
                     'style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td><td>{}</td>'
                     '</tr>'.format(esc(s['id']), _linked(s['id'], link),

@@ -51,10 +51,14 @@ def _labels(variables, inputs, output, V):
         else:
             (hidden if getattr(v, 'creator', None) is not None else const).append(len(labels))
             labels.append(None)
-    # `variables` run from the output back to the inputs: number the others the other way, so
-    # that h0 is the first thing computed
-    for prefix, found in (('h', hidden), ('c', const)):
-        for k, i in enumerate(reversed(found)):
+    # `variables` run from the output back to the inputs: number the others in the order they
+    # were computed (by their creator's generation), so that h0 is the first
+    def generation(i):
+        g = getattr(getattr(variables[i], 'creator', None), 'generation', 0)
+        return g if isinstance(g, int) else 0
+    hidden.sort(key=lambda i: (generation(i), -i))
+    for prefix, found in (('h', hidden), ('c', const[::-1])):
+        for k, i in enumerate(found):
             labels[i] = '{}{}'.format(prefix, k)
     return labels
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, faults, load, schema, selftest
+from grader import load, schema, selftest
 from grader.export import gradescope
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,12 +41,12 @@ def _cli(*args, check=True):
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp('html')
     subs = root / 'submissions'
-    subs.mkdir()
+    # the variant as a learner would make it, with the command the learner guide names
+    _cli('inject', selftest.reference_source(STEP), '--step', STEP, '--fault', FAULT,
+         '--out', subs / 'sigmoid')
     base = load.prepare(selftest.reference_source(STEP), STEP, root / 'work')
-    shutil.copytree(base.root, subs / 'good')
-    catalogue = {f.id: f for f in assignments.fault_catalogue(assignments.load(STEP))}
-    faults.inject(base.root, subs / 'sigmoid', catalogue[FAULT], base.entry)
-    shutil.copytree(base.root, subs / 'markup')
+    for ident in ('good', 'markup'):
+        shutil.copytree(base.root, subs / ident)
     with open(subs / 'markup' / 'dezero' / '__init__.py', 'a') as f:
         f.write('\nprint({!r})\nraise ImportError({!r})\n'.format(HOSTILE, HOSTILE))
     out = root / 'out'

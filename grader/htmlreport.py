@@ -403,7 +403,14 @@ def graph_svg(graph, ident: str = 'g', divergent=None) -> str:
     return ''.join(out)
 
 
+MAX_DRAWN = 200   # functions and variables together; a larger graph is described, not drawn
+
+
 def graph_figure(graph, ident, divergent=None) -> str:
+    size = len(graph.get('nodes', ())) + len(graph.get('variables', ()))
+    if size > MAX_DRAWN:
+        return '<p class="meta">the graph has {} functions and variables, too many to draw here; ' \
+               '--graph-dir writes it as a DOT file</p>'.format(size)
     return ('<figure class="graph-figure"><div class="graph">{}</div><figcaption class="legend">'
             'The graph your code built, inputs on the left. Boxes are functions, ellipses '
             'variables; <b style="color:#cf222e">red box</b>: the function whose backward goes '

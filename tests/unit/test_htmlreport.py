@@ -116,3 +116,14 @@ def test_page_names_are_safe_and_distinct():
     assert len(names) == 6
     assert all('/' not in n and not n.startswith('.') and n.endswith('.html') for n in names)
     assert htmlreport.page_name('alice') == 'alice.html'
+
+
+def test_a_huge_graph_is_described_not_drawn():
+    n = htmlreport.MAX_DRAWN
+    graph = {'nodes': [{'type': 'Add', 'generation': k, 'inputs': [k], 'outputs': [k + 1]}
+                       for k in range(n)],
+             'variables': [{'label': 'v{}'.format(i), 'shape': [1]} for i in range(n + 1)]}
+    figure = htmlreport.graph_figure(graph, 'big')
+    assert '<svg' not in figure and str(2 * n + 1) in figure
+    small = {'nodes': graph['nodes'][:3], 'variables': graph['variables'][:4]}
+    assert htmlreport.graph_figure(small, 'small').count('data-node=') == 3

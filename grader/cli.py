@@ -37,6 +37,8 @@ def _writable_file(option: str, path) -> Path:
         raise OutputError('{} {}: that is a folder; name a file, e.g. {}'.format(
             option, path, path / 'scorecard.json' if option == '--json' else path / 'out'))
     folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise OutputError('{} {}: {} is a file, not a folder'.format(option, path, folder))
     if not folder.is_dir():
         raise OutputError('{} {}: the folder {} does not exist'.format(option, path, folder))
     _check_can_create(option, path, folder)

@@ -156,10 +156,10 @@ def test_an_unwritable_html_path_is_a_message(graded, tmp_path):
     blocker.write_text('x')
     proc = _cli('check', out.parent / 'submissions' / 'good', '--step', STEP, '--only',
                 'step43/sigmoid', '--html', blocker / 'report.html', check=False)
-    assert proc.returncode == 2 and 'cannot write the HTML report' in proc.stderr
+    assert proc.returncode == 2 and 'is a file, not a folder' in proc.stderr
     assert 'Traceback' not in proc.stderr
     proc = _cli('export', out, '--format', 'html', '--out', blocker, check=False)
-    assert proc.returncode == 2 and 'needs a folder' in proc.stderr
+    assert proc.returncode == 2 and 'that is a file, not a folder' in proc.stderr
 
 
 def test_gradescope_gets_the_same_report(graded):

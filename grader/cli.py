@@ -37,6 +37,8 @@ def _writable_file(option: str, path) -> Path:
         raise OutputError('{} {}: that is a folder; name a file, e.g. {}'.format(
             option, path, path / 'scorecard.json' if option == '--json' else path / 'out'))
     folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise OutputError('{} {}: {} is a file, not a folder'.format(option, path, folder))
     if not folder.is_dir():
         raise OutputError('{} {}: the folder {} does not exist'.format(option, path, folder))
     _check_can_create(option, path, folder)
@@ -127,6 +129,8 @@ def build_parser():
                         'still work and are listed as compatibility findings; current: today\'s '
                         'NumPy 2 and CuPy 14, where the same uses fail')
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
+    c.add_argument('--html', metavar='OUT', help='write the report as one self-contained HTML '
+                   'file there (the graph of a failing gradient check drawn)')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
@@ -189,7 +193,8 @@ def build_parser():
     c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit')
     c.add_argument('source', nargs='?', metavar='DIR',
                    help='a batch --out folder, or one scorecard file (check --json)')
-    c.add_argument('--format', required=True, choices=('gradescope', 'canvas', 'lti', 'junit'))
+    c.add_argument('--format', required=True,
+                   choices=('gradescope', 'canvas', 'lti', 'junit', 'html'))
     c.add_argument('--out', metavar='PATH', help='file (or folder, for gradescope from a batch) to '
                    'write; default: DIR/exports/...')
     c.add_argument('--roster', metavar='CSV', help='roster to use instead of the batch\'s')
@@ -295,6 +300,8 @@ def cmd_check(args):
         _writable_file('--json', args.json)
     if args.graph_dir:
         _writable_folder('--graph-dir', args.graph_dir)
+    if args.html:
+        _writable_file('--html', args.html)
     limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
@@ -314,9 +321,14 @@ def cmd_check(args):
             scorecard.write(args.json, doc)
         if args.graph_dir:
             _write_graphs(doc, Path(args.graph_dir))
+        if args.html:
+            from grader import htmlreport
+            htmlreport.write_report(args.html, doc)
+            print('html report: {}'.format(args.html))
     except OSError as e:
         print('dezero-grade: could not write {}: {}'.format(
-            e.filename or args.json or args.graph_dir, e.strerror or e), file=sys.stderr)
+            e.filename or args.json or args.graph_dir or args.html, e.strerror or e),
+            file=sys.stderr)
         return USAGE_ERROR
     return status
 
@@ -411,7 +423,7 @@ def cmd_merge(args):
 
 
 _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': 'lti-scores.json',
-                    'junit': 'junit.xml'}
+                    'junit': 'junit.xml', 'html': 'html'}
 
 
 def cmd_export(args):
@@ -449,10 +461,12 @@ def cmd_export(args):
         base = source / 'exports' if graded.summary is not None else Path('.')
         if args.format == 'gradescope' and graded.summary is None:
             out = Path(args.out or 'results.json')
+        elif args.format == 'html' and graded.summary is None:
+            out = Path(args.out or 'report.html')
         else:
             out = Path(args.out or base / _EXPORT_DEFAULTS[args.format])
-        if args.format == 'gradescope' and graded.summary is not None:
-            _writable_folder('--out', out)
+        if args.format in ('gradescope', 'html') and graded.summary is not None:
+            _writable_folder('--out', out)   # one file per submission
         else:
             if not args.out:
                 _writable_folder('--out', out.parent)   # DIR/exports/, made by the first export
@@ -464,6 +478,9 @@ def cmd_export(args):
                                     assignment_id=args.assignment_id)
         elif args.format == 'lti':
             written = lti.export(graded, out, roster)
+        elif args.format == 'html':
+            from grader.export import html as html_export
+            written = html_export.export(graded, out)
         else:
             written = junit.export(graded, out)
     except (export.ExportError, roster_mod.RosterError) as e:

@@ -1,13 +1,16 @@
 """The scenarios of `grader.probes.scenarios.graph`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Open, Opt, Or
+from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Or
 
-# `snapshot`: functions by decreasing generation, variables by discovery; a variable's record
-# may carry more than these keys (what a graph display shows)
+# `value_summary`: a few numbers that show what an array holds (None where it holds none)
+SUMMARY = Or({'head': [NUM], 'size': INT, 'min': NUM, 'max': NUM, 'mean': NUM}, NONE)
+# `snapshot`: functions by decreasing generation, variables by discovery (a name is cut to 40
+# characters; a label is the name, or what the graph makes of the variable)
 GRAPH = {
     'nodes': [{'type': STR, 'generation': INT, 'inputs': [INT], 'outputs': [INT]}],
-    'variables': [Open({'type': STR, 'device': STR, 'shape': Opt([INT]), 'dtype': Opt(STR),
-                        'name': STR | NONE, 'grad': ARRAY | NONE})],
+    'variables': [{'type': STR, 'device': STR, 'shape': Opt([INT]), 'dtype': Opt(STR),
+                   'name': STR | NONE, 'label': STR, 'grad': ARRAY | NONE,
+                   'data_summary': SUMMARY, 'grad_summary': SUMMARY}],
 }
 
 

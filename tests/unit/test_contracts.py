@@ -180,7 +180,8 @@ def test_loading_every_assignment_imports_no_scenario_body():
             'from grader import assignments\n'
             'for s in assignments.available_steps(): assignments.load(s)\n'
             'assignments.load("core")\n'
-            'print(sorted(m for m in sys.modules if m.startswith("grader.probes.scenarios")))\n')
+            'print(sorted(m for m in sys.modules if m.startswith("grader.probes.scenarios")\n'
+            '             or m == "grader.probes.handlers"))\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(schema.data_dir('assignments').parent.parent)] + sys.path))
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env,

@@ -95,6 +95,8 @@ def render(doc, colour=False, verbose=False) -> str:
     line += '  {:.1f} s'.format(doc['duration_s'])
     out.append(line)
     out.append('  ' + doc['reason'])
+    for adj in sc.get('adjustments', ()):
+        out.append('  {} {}: {}'.format(adj['kind'], _fmt(adj['points']), adj['reason']))
     out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':
         inv = doc.get('invalid', {})

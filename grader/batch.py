@@ -664,11 +664,14 @@ def _drift_counts(graded) -> list:
 def _roster_report(roster, considered, shards) -> dict | None:
     if roster is None:
         return None
-    people = [p for p in roster.people if shard_of(p.submission, shards['count']) in shards['included']]
-    named = {p.submission for p in people}
+    # a person's submission may be named by any of their ids (a Canvas or Gradescope export)
+    named = roster.by_submission()
+    handed_in = {id(named[i]): i for i in sorted(considered) if i in named}
+    people = [p for p in roster.people
+              if shard_of(handed_in.get(id(p), p.submission), shards['count']) in shards['included']]
     return {'people': len(people),
             'without_submission': [{'submission': p.submission, 'student': p.student}
-                                   for p in people if p.submission not in considered],
+                                   for p in people if id(p) not in handed_in],
             'not_in_roster': sorted(i for i in considered if i not in named)}
 
 
@@ -699,6 +702,8 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
     """The batch summary, from finished scorecards only: `graded` is [(id, scorecard)], `failures`
     the submissions left without a scorecard. Validated."""
     graded = sorted(graded, key=lambda item: item[0])
+    if policy is None and graded:
+        policy = graded[0][1].get('policy')   # the first scorecard's; the others must agree
     _one_version(graded, assignment, policy)
     verdicts = collections.Counter(doc['verdict'] for _, doc in graded)
     ungraded = [{'id': i, 'code': doc.get('invalid', {}).get('code', 'invalid'),

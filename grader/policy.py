@@ -95,6 +95,10 @@ def parse_time(text: str, what: str = 'a time') -> datetime.datetime:
 
 def from_document(document, source: str = 'the policy') -> Policy:
     problems = schema.errors(SCHEMA, document)
+    if isinstance(document, dict) and any(p.startswith('at rollback:') for p in problems):
+        raise PolicyError('{}: rollback is {{"score": "deduct_regression"}} or {{"score": "cap", '
+                          '"fraction": F}} with F from 0 to below 1, found {}'.format(
+                              source, json.dumps(document.get('rollback'))))
     if problems:
         raise PolicyError('{} does not follow the policy schema: {}'.format(
             source, '; '.join(problems[:3])))

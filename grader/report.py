@@ -96,7 +96,9 @@ def render(doc, colour=False, verbose=False) -> str:
     out.append(line)
     out.append('  ' + doc['reason'])
     for adj in sc.get('adjustments', ()):
-        out.append('  {} {}: {}'.format(adj['kind'], _fmt(adj['points']), adj['reason']))
+        named = adj.get('checks')
+        out.append('  {} {}: {}{}'.format(adj['kind'], _fmt(adj['points']), adj['reason'],
+                                          ' ({})'.format(', '.join(named)) if named else ''))
     out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':
         inv = doc.get('invalid', {})

@@ -110,10 +110,8 @@ def apply_policy(verdict, checks_earned, possible, reg_failed, policy=None, timi
             if taken > 0 or cost > 0:
                 adjustments.append({'kind': 'rollback', 'points': _points(-taken),
                                     'reason': '{} failing regression check(s) of earlier steps '
-                                              'cost {:g} point(s): {}'.format(
-                                                  len(reg_failed), cost,
-                                                  ', '.join(r.use.id for r in reg_failed[:5])
-                                                  + (', ...' if len(reg_failed) > 5 else ''))})
+                                              'cost {:g} point(s)'.format(len(reg_failed), cost),
+                                    'checks': [r.use.id for r in reg_failed]})
             points -= taken
     fraction, late = late_fraction(policy.late, timing)
     if late is not None and points > 0 and fraction > 0:

@@ -54,7 +54,8 @@ def _adjustment_test(adj, number: str) -> dict:
             'status': 'failed' if adj['points'] < 0 else 'passed',
             'name': 'Course policy: {}'.format('rollback (earlier steps broken)'
                                                if adj['kind'] == 'rollback' else 'late submission'),
-            'number': number, 'output': adj['reason'], 'tags': ['policy', adj['kind']],
+            'number': number, 'tags': ['policy', adj['kind']],
+            'output': adj['reason'] + (': ' + ', '.join(adj['checks']) if adj.get('checks') else ''),
             'visibility': 'visible'}
 
 
@@ -103,9 +104,18 @@ def results(doc: dict, *, visibility: str | None = None) -> dict:
         tests.append(_test(check, str(i), seen))
         if seen == 'visible':
             shown.append(check)
-    for j, adj in enumerate(doc['score'].get('adjustments', ()), start=len(tests) + 1):
+    # what the policy took names only the checks the learner may see
+    shown_ids = {c['id'] for c in shown}
+    adjustments = [dict(a, checks=[i for i in a['checks'] if i in shown_ids]) if 'checks' in a
+                   else a for a in doc['score'].get('adjustments', ())]
+    for j, adj in enumerate(adjustments, start=len(tests) + 1):
         tests.append(_adjustment_test(adj, str(j)))
-    visible_doc = dict(doc, checks=[c for c in doc['checks'] if c in shown])
+    reason = doc['reason']
+    for c in doc['checks']:
+        if c['id'] not in shown_ids:
+            reason = reason.replace(c['id'], 'a test not shown yet')
+    visible_doc = dict(doc, reason=reason, checks=[c for c in doc['checks'] if c in shown],
+                       score=dict(doc['score'], adjustments=adjustments))
     out = {
         'score': float(doc['score']['earned']),
         'execution_time': int(math.ceil(doc['duration_s'])),

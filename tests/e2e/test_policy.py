@@ -285,6 +285,7 @@ def test_the_autograder_as_gradescope_runs_it(course, tmp_path):
         'users': [{'email': 'dave@example.org', 'id': 4, 'name': 'Dave'}],
         'previous_submissions': []}))
     shutil.copy2(box / 'source' / 'run_autograder', box / 'run_autograder')
+    (box / 'run_autograder').chmod(0o755)    # as Gradescope makes it
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
     env.update(DEZERO_AUTOGRADER_ROOT=str(box), DEZERO_PYTHON=sys.executable)
     proc = subprocess.run([str(box / 'run_autograder')], cwd=box, env=env, capture_output=True,
@@ -305,3 +306,19 @@ def test_the_autograder_as_gradescope_runs_it(course, tmp_path):
     assert all(v == 'after_due_date' for n, v in by_tag.items() if '[regression' in n)
     assert 'device.fn.' not in results['output'] and 'step16/diamond' not in results['output']
     assert sum(t['score'] for t in results['tests']) == pytest.approx(results['score'])
+
+
+def test_a_hidden_check_is_named_nowhere_the_learner_reads(course):
+    from grader import policy
+    from grader.export import gradescope
+    _, outs = course
+    doc = _cards(outs['default'][0])['carol']
+    failing = [c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    assert failing and failing[0] in doc['reason']
+    hidden = policy.from_document({'schema_version': '1.0', 'visibility': {
+        'checks': {i: 'after_published' for i in failing}}})
+    results = gradescope.results(dict(doc, policy=hidden.record()))
+    assert not any(i in results['output'] for i in failing)
+    assert 'not shown yet' in results['output']
+    assert {t['visibility'] for t in results['tests'] if t['status'] == 'failed'} == {'after_published'}
+    assert results['score'] == doc['score']['earned']

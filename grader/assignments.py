@@ -127,6 +127,21 @@ def _check_contract(where, definition, params):
         why = decl.path_problem(path)
         if why:
             raise AssignmentError('{}: {}: {}'.format(where, at, why))
+@functools.lru_cache(maxsize=None)
+def content_hash(step: int) -> str:
+    """sha256 of the assignment files a grading of `step` reads (its own and its regression
+    steps' or packs', names and bytes): what a receipt records, so that editing points or checks
+    regrades exactly the submissions of the steps it touches."""
+    import hashlib
+    digest = hashlib.sha256()
+    folder = schema.data_dir('assignments')
+    names = ['step{:02d}.json'.format(step)]
+    for earlier in load(step).regression:
+        names.append('pack-{}.json'.format(earlier) if isinstance(earlier, str)
+                     else 'step{:02d}.json'.format(earlier))
+    for name in names:
+        digest.update(name.encode() + b'\0' + (folder / name).read_bytes() + b'\0')
+    return 'sha256:' + digest.hexdigest()
 
 
 def with_regression(assignment: Assignment) -> tuple:

@@ -17,15 +17,18 @@ The output folder:
 
     scorecards/<id>.json   one per graded submission, written atomically (complete or absent)
     receipts/<id>.json     written after the scorecard: the source fingerprint and options it
-                           answers, and the scorecard's sha256
+                           answers, the assignment's content hash, the grader's version and
+                           code hash, the grading policy's hash, and the scorecard's sha256
     summary.json           the class summary (schemas/batch-summary.schema.json)
     roster.json            the roster, when one was given
     .work/                 scratch copies of a running batch (cleared at start and end)
     .lock                  held (flock) while a batch or merge writes here
 
 Resuming: a submission is skipped when its receipt matches the submission as it is now (content
-hash of a folder, sha256 of a zip), the options of this run and the bytes of its scorecard; any
-other submission is graded again. A batch killed at any point (SIGKILL included) therefore loses
+hash of a folder, sha256 of a zip), the options of this run, the assignment files (points or
+checks edited: graded again), the grader (its version and code), the grading policy, and the
+bytes of its scorecard; any other submission is graded again. A summary is made only of
+scorecards of one assignment version, one grader and one policy. A batch killed at any point (SIGKILL included) therefore loses
 at most the gradings in flight, and a restart grades exactly what is missing or out of date.
 `--force` grades everything again.
 
@@ -39,6 +42,7 @@ import collections
 import concurrent.futures
 import contextlib
 import datetime
+import functools
 import hashlib
 import json
 import multiprocessing
@@ -134,11 +138,13 @@ class BatchOptions:
     memory_mb: int | None = Limits.memory_mb
     sandbox: str = field(default_factory=lambda: bwrap.require_strong(bwrap.default_mode(),
                                                                       'a batch'))
+    policy: object = None         # grader.policy.Policy (None: the default policy)
 
     @classmethod
     def from_cli(cls, step: int, *, profile: str = 'book', era: str = 'book',
                  device: str = 'auto', seed: int | None = None, timeout_s: float | None = None,
-                 memory_mb: int | None = None, sandbox: str | None = None) -> 'BatchOptions':
+                 memory_mb: int | None = None, sandbox: str | None = None,
+                 policy=None) -> 'BatchOptions':
         """Options from command-line values (None: the default), checked as `check` checks them.
         The code of many learners meets here, so the sandbox is bubblewrap unless `basic` opts
         out (`auto` and `bubblewrap` refuse to start without it)."""
@@ -156,7 +162,7 @@ class BatchOptions:
             raise BatchError(str(e)) from None
         return cls(step, profile, era, device, seed,
                    Limits.call_s if timeout_s is None else float(timeout_s),
-                   Limits.memory_mb if memory_mb is None else memory_mb, sandbox)
+                   Limits.memory_mb if memory_mb is None else memory_mb, sandbox, policy)
 
     def limits(self) -> Limits:
         """--timeout is the limit of one request (call_s); as in `check`, a longer one also
@@ -167,7 +173,18 @@ class BatchOptions:
     def run_options(self):
         from grader import run
         return run.Options(device=self.device, seed=self.seed, profile=self.profile,
-                           era=self.era, limits=self.limits())
+                           era=self.era, limits=self.limits(), policy=self.grading_policy())
+
+    def grading_policy(self):
+        from grader import policy
+        return self.policy or policy.DEFAULT
+
+    def versions(self) -> dict:
+        """What else a receipt must match: the assignment files, the grader, the policy."""
+        from grader import assignments
+        return {'assignment_sha256': assignments.content_hash(self.step),
+                'grader': {'version': scorecard.TOOL_VERSION, 'code_sha256': grader_code_sha256()},
+                'policy_sha256': self.grading_policy().sha256}
 
     def to_json(self) -> dict:
         return {'profile': self.profile, 'era': self.era, 'device': self.device, 'seed': self.seed,
@@ -254,6 +271,23 @@ def fingerprint(entry: Entry) -> str:
         return 'unreadable'   # grading it says why
 
 
+@functools.lru_cache(maxsize=None)
+def grader_code_sha256() -> str:
+    """sha256 of the grader's own code and data (grader/, reference/, schemas/, names and bytes):
+    a receipt records it, so that a fixed check or scenario regrades what it graded."""
+    import grader
+    import reference
+    digest = hashlib.sha256()
+    roots = [Path(grader.__file__).resolve().parent, Path(reference.ROOT).resolve(),
+             schema.data_dir('schemas').resolve()]
+    for root in roots:
+        for path in sorted(root.rglob('*')):
+            if path.is_file() and path.suffix in ('.py', '.json') and '__pycache__' not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b'\0'
+                              + path.read_bytes() + b'\0')
+    return 'sha256:' + digest.hexdigest()
+
+
 def _sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -268,6 +302,7 @@ def is_done(out: Path, entry: Entry, fp: str, options: BatchOptions) -> bool:
             return False
         return (receipt['id'] == entry.id and receipt['fingerprint'] == fp
                 and receipt['step'] == options.step and receipt['options'] == options.to_json()
+                and all(receipt[k] == v for k, v in options.versions().items())
                 and receipt['scorecard_sha256'] == _sha256_file(card))
     except (OSError, ValueError):
         return False
@@ -311,7 +346,8 @@ def _grade_one(task: _Task) -> dict:
             # a scorecard of the grader's own failure has no receipt: resuming grades it again
             receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': _shown(entry.path.name),
                        'fingerprint': task.fingerprint, 'step': task.options.step,
-                       'options': task.options.to_json(), 'scorecard_sha256': _sha256_file(card)}
+                       'options': task.options.to_json(), **task.options.versions(),
+                       'scorecard_sha256': _sha256_file(card)}
             schema.write_json(out / RECEIPTS / (entry.id + '.json'), receipt, 'batch-receipt')
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
         return {'id': entry.id, 'ok': False, 'code': 'grader-error',
@@ -628,19 +664,47 @@ def _drift_counts(graded) -> list:
 def _roster_report(roster, considered, shards) -> dict | None:
     if roster is None:
         return None
-    people = [p for p in roster.people if shard_of(p.submission, shards['count']) in shards['included']]
-    named = {p.submission for p in people}
+    # a person's submission may be named by any of their ids (a Canvas or Gradescope export)
+    named = roster.by_submission()
+    handed_in = {id(named[i]): i for i in sorted(considered) if i in named}
+    people = [p for p in roster.people
+              if shard_of(handed_in.get(id(p), p.submission), shards['count']) in shards['included']]
     return {'people': len(people),
             'without_submission': [{'submission': p.submission, 'student': p.student}
-                                   for p in people if p.submission not in considered],
+                                   for p in people if id(p) not in handed_in],
             'not_in_roster': sorted(i for i in considered if i not in named)}
 
 
+def _one_version(graded, assignment: dict, policy: dict | None) -> None:
+    """A summary never mixes versions: every scorecard must answer this assignment (its content
+    hash and possible points), this grader version and this policy."""
+    for ident, doc in graded:
+        found = []
+        if doc['assignment'].get('sha256', assignment.get('sha256')) != assignment.get('sha256'):
+            found.append('another version of the assignment files')
+        if doc['score']['possible'] != assignment['possible']:
+            found.append('{:g} points possible instead of {:g}'.format(doc['score']['possible'],
+                                                                      assignment['possible']))
+        if doc['tool']['version'] != scorecard.TOOL_VERSION:
+            found.append('grader version {} instead of {}'.format(doc['tool']['version'],
+                                                                  scorecard.TOOL_VERSION))
+        if policy is not None and doc.get('policy', policy)['sha256'] != policy['sha256']:
+            found.append('the policy {!r} instead of {!r}'.format(doc['policy']['name'],
+                                                                  policy['name']))
+        if found:
+            raise BatchError('the scorecard of {} was graded with {}: a summary never mixes two '
+                             'versions; grade it again (batch ... --force, or remove its receipt)'
+                             .format(ident, ', '.join(found)))
+
+
 def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures, ignored=(),
-              roster=None) -> dict:
+              roster=None, policy: dict | None = None) -> dict:
     """The batch summary, from finished scorecards only: `graded` is [(id, scorecard)], `failures`
     the submissions left without a scorecard. Validated."""
     graded = sorted(graded, key=lambda item: item[0])
+    if policy is None and graded:
+        policy = graded[0][1].get('policy')   # the first scorecard's; the others must agree
+    _one_version(graded, assignment, policy)
     verdicts = collections.Counter(doc['verdict'] for _, doc in graded)
     ungraded = [{'id': i, 'code': doc.get('invalid', {}).get('code', 'invalid'),
                  'reason': doc['reason'], 'scorecard': True}
@@ -674,6 +738,8 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'ignored': sorted(ignored),
         'roster': _roster_report(roster, considered, shards),
     }
+    if policy is not None:
+        summary['policy'] = {'name': policy['name'], 'sha256': policy['sha256']}
     schema.validate('batch-summary', summary)
     return summary
 
@@ -681,7 +747,7 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
 def assignment_info(step: int) -> dict:
     from grader import assignments
     a = assignments.load(step)
-    return {'step': a.step, 'title': a.title,
+    return {'step': a.step, 'title': a.title, 'sha256': assignments.content_hash(step),
             'possible': float(sum(c.points for c in a.checks if c.tier == 'book')),
             'extension_possible': float(sum(c.points for c in a.checks if c.tier == 'extension'))}
 
@@ -831,7 +897,7 @@ def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = Non
         summary = summarize(assignment=info, options=options.to_json(),
                             shards={'count': shard.count, 'included': [shard.index]},
                             graded=graded, failures=duplicates + failures, ignored=ignored,
-                            roster=roster)
+                            roster=roster, policy=options.grading_policy().record())
         schema.write_json(out / SUMMARY, summary, 'batch-summary')
         shutil.rmtree(out / WORK, ignore_errors=True)
     return BatchResult(summary, out, len(tasks) - len(failures), resumed,
@@ -867,8 +933,8 @@ def merge(folders, out, *, stream=sys.stderr) -> BatchResult:
     summaries = [_read_summary(f) for f in folders]
     base = summaries[0]
     for folder, s in zip(folders[1:], summaries[1:]):
-        for key in ('assignment', 'options'):
-            if s[key] != base[key]:
+        for key in ('assignment', 'options', 'policy'):
+            if s.get(key) != base.get(key):
                 raise BatchError('{} and {} were graded differently ({}: {} vs {}); only outputs '
                                  'of the same batch can be merged'.format(
                                      folders[0], folder, key, base[key], s[key]))
@@ -897,10 +963,14 @@ def merge(folders, out, *, stream=sys.stderr) -> BatchResult:
     for folder, other in rosters[1:]:
         if other.to_json() != roster.to_json():
             raise BatchError('{} and {} hold different rosters'.format(rosters[0][0], folder))
+    policy = None
+    if base.get('policy'):
+        policy = next((doc['policy'] for doc in graded.values() if 'policy' in doc),
+                      dict(base['policy'], document={}))
     summary = summarize(assignment=base['assignment'], options=base['options'],
                         shards={'count': base['shards']['count'], 'included': sorted(owner)},
                         graded=list(graded.items()), failures=failures, ignored=ignored,
-                        roster=roster)
+                        roster=roster, policy=policy)
     with _locked(out):
         _clear_leftovers(out)
         for ident, doc in graded.items():

@@ -101,6 +101,10 @@ def version() -> str:
         return metadata.version('dezero-grader')
     except metadata.PackageNotFoundError:
         return 'unknown (not installed)'
+def _policy_argument(c, when='default: the default policy'):
+    c.add_argument('--policy', metavar='FILE',
+                   help='the course\'s grading policy (JSON, schemas/policy.schema.json): how a '
+                        'rollback is scored, the late penalty, which checks learners see; ' + when)
 
 
 def build_parser():
@@ -134,6 +138,10 @@ def build_parser():
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
+    _policy_argument(c)
+    c.add_argument('--submitted-at', metavar='TIME',
+                   help='when the submission was handed in (2026-05-02T10:00:00+09:00), for the '
+                        'policy\'s late penalty')
     c.add_argument('--no-cache', action='store_true', help='recompute the reference observations')
     c.add_argument('--timeout', type=float, metavar='S',
                    help='time limit for one test of your code, in seconds (default 30; the whole '
@@ -174,6 +182,7 @@ def build_parser():
     c.add_argument('--shard', metavar='I/N', help='grade only shard I of N (1-based), for CI matrices')
     c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports)')
     c.add_argument('--force', action='store_true', help='grade everything again, even what is done')
+    _policy_argument(c)
     c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')
     c.add_argument('--seed', type=_seed, help='one seed for every submission (default: each '
                    'submission\'s own, from its code\'s hash)')
@@ -203,9 +212,10 @@ def build_parser():
     c.add_argument('--assignment-id', metavar='ID',
                    help='canvas: the Canvas assignment id; without it the import creates a new '
                         'assignment')
-    c.add_argument('--visibility', default='visible',
+    c.add_argument('--visibility', default=None,
                    choices=('visible', 'hidden', 'after_due_date', 'after_published'),
-                   help='gradescope: when learners see the results')
+                   help='gradescope: when learners see the results (default: the policy\'s '
+                        'visibility.results, else visible)')
     c.add_argument('--autograder', action='store_true',
                    help='gradescope: write the autograder folder (setup.sh, run_autograder) for '
                         '--step to --out, and a zip of it, instead of exporting grades')
@@ -217,6 +227,8 @@ def build_parser():
     c.add_argument('--sandbox', choices=bwrap.MODES, default='auto',
                    help='with --autograder: auto and bubblewrap require bubblewrap on Gradescope '
                         '(setup.sh installs it); basic opts out')
+    _policy_argument(c, 'with --autograder: copied into the folder, and every submission '
+                        'is scored by it')
     c.add_argument('--secret-file', metavar='FILE',
                    help='with --autograder: the course secret that keys every seed (a file of '
                         'random text; keep it out of what students see)')
@@ -303,9 +315,15 @@ def cmd_check(args):
     if args.html:
         _writable_file('--html', args.html)
     limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
+    from grader import policy as policy_mod
+    try:
+        course_policy = policy_mod.load(args.policy)
+        timing = policy_mod.timing(course_policy, args.submitted_at)
+    except policy_mod.PolicyError as e:
+        return _usage(e)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
-                          limits=limits)
+                          limits=limits, policy=course_policy, timing=timing)
     progress = report.Progress('step {}'.format(args.step))
     try:
         doc = run.grade(args.submission, args.step, options, progress=progress)
@@ -392,6 +410,7 @@ def _usage(message):
 
 def cmd_batch(args):
     from grader import batch
+    from grader import policy as policy_mod
     from grader.export import roster as roster_mod
     if args.jobs is not None and args.jobs < 1:
         return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
@@ -399,13 +418,14 @@ def cmd_batch(args):
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               device=args.device,
                                               seed=args.seed, timeout_s=args.timeout,
-                                              memory_mb=args.memory, sandbox=args.sandbox)
+                                              memory_mb=args.memory, sandbox=args.sandbox,
+                                              policy=policy_mod.load(args.policy))
         shard = batch.Shard.parse(args.shard) if args.shard else None
         _writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
                                  roster=roster, force=args.force)
-    except (batch.BatchError, roster_mod.RosterError) as e:
+    except (batch.BatchError, roster_mod.RosterError, policy_mod.PolicyError) as e:
         return _usage(e)
     sys.stdout.write(batch.render(result.summary, result.out))
     return 0 if result.complete else 1
@@ -446,7 +466,8 @@ def cmd_export(args):
                                              timeout_s=options.timeout_s,
                                              memory_mb=options.memory_mb,
                                              visibility=args.visibility, sandbox=args.sandbox,
-                                             secret_file=args.secret_file)
+                                             secret_file=args.secret_file,
+                                             policy_file=args.policy)
         except (batch.BatchError, FileExistsError, OSError, ValueError) as e:
             return _usage(e)
         print('wrote the Gradescope autograder for step {} to {}/ and {}.zip: upload the zip as '

@@ -165,3 +165,6 @@ class Verdict:
     possible: float
     extension_earned: float
     extension_possible: float
+    # what the policy changed after the checks were counted: ({kind, points, reason, ...}, ...)
+    adjustments: tuple = ()
+    checks_earned: float | None = None   # the book-tier points the checks earned, before them

@@ -98,6 +98,10 @@ def render(doc, colour=False, verbose=False) -> str:
     line += '  {:.1f} s'.format(doc['duration_s'])
     out.append(line)
     out.append('  ' + doc['reason'])
+    for adj in sc.get('adjustments', ()):
+        named = adj.get('checks')
+        out.append('  {} {}: {}{}'.format(adj['kind'], _fmt(adj['points']), adj['reason'],
+                                          ' ({})'.format(', '.join(named)) if named else ''))
     out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':
         inv = doc.get('invalid', {})

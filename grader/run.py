@@ -36,6 +36,8 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     use_cache: bool = True
     only: tuple = ()              # check ids to run (empty: all)
+    policy: object = None         # grader.policy.Policy (None: the default policy)
+    timing: object = None         # grader.policy.Timing: when handed in and due (late penalty)
 
 
 def resolve_device(device: str) -> str:
@@ -142,7 +144,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
         results = judge(work, assignment, learner, reference, device_mode, seed, sub)
-        verdict = score.decide(results, options.profile)
+        verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started)
     finally:

@@ -16,11 +16,21 @@ Deciding checks: book-tier ones always; extension-tier ones only under the `exte
 Points: a check earns its points when it passed, or when the assignment marks it as not
 applicable on this machine (`needs_real_gpu` without a real GPU: `not_applicable`, credited, as
 the product never penalises what only a real GPU can run). A check the grader could not judge
-(`skipped`) earns nothing: unjudged is not passed. Regression checks carry no points.
+(`skipped`) earns nothing: unjudged is not passed. Regression checks carry no points of their
+own: they decide the rollback, and the course's policy (`grader.policy`) says what a rollback
+costs — by default each failing regression check takes away what it is worth in its own step
+(at least one point), or the course caps a rollback at a fraction of the possible points; either
+way a rollback never keeps full marks. Then the policy's late penalty, a fraction of what is
+left. What the policy changed is listed in `Verdict.adjustments`, and `earned` is the final
+number every report and export shows.
 """
 from __future__ import annotations
 
+import math
+
 from grader.model import FAILING, PROFILES, Verdict
+
+ROLLBACK_MIN_COST = 1.0
 
 
 def earned(result) -> float:
@@ -32,7 +42,9 @@ def possible(result) -> float:
     return 0.0 if result.regression else result.use.points
 
 
-def decide(results, profile: str = 'book') -> Verdict:
+def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
+    """The verdict and the score of a submission's check results under `policy` (None: the
+    default policy), `timing` (a `policy.Timing`, None: not late)."""
     if profile not in PROFILES:
         raise ValueError('unknown profile {!r}'.format(profile))
 
@@ -65,8 +77,78 @@ def decide(results, profile: str = 'book') -> Verdict:
     else:
         verdict = 'accept'
         reason = 'every check of this step and every regression check passes'
-    return Verdict(verdict, reason, total('book', earned), total('book', possible),
-                   total('extension', earned), total('extension', possible))
+    checks_earned, book_possible = total('book', earned), total('book', possible)
+    final, adjustments = apply_policy(verdict, checks_earned, book_possible, reg_failed, policy,
+                                      timing)
+    return Verdict(verdict, reason, final, book_possible,
+                   total('extension', earned), total('extension', possible),
+                   tuple(adjustments), checks_earned)
+
+
+def _points(x: float) -> float:
+    return round(x + 0.0, 4)
+
+
+def apply_policy(verdict, checks_earned, possible, reg_failed, policy=None, timing=None):
+    """(the final book-tier points, the adjustments that led there) for a verdict whose checks
+    earned `checks_earned` of `possible`; `reg_failed` are the failing deciding regression
+    checks. A rollback loses points (never ending at full marks), then lateness a fraction."""
+    if policy is None:
+        from grader.policy import DEFAULT as policy
+    points, adjustments = checks_earned, []
+    if verdict == 'rollback':
+        if policy.rollback == 'cap':
+            cap = policy.rollback_cap * possible
+            if points > cap:
+                adjustments.append({'kind': 'rollback', 'points': _points(cap - points),
+                                    'reason': 'a rollback earns at most {:g}% of the points '
+                                              '(course policy)'.format(100 * policy.rollback_cap)})
+                points = cap
+        else:
+            cost = sum(max(r.use.points, ROLLBACK_MIN_COST) for r in reg_failed)
+            taken = min(cost, points)
+            if taken > 0 or cost > 0:
+                adjustments.append({'kind': 'rollback', 'points': _points(-taken),
+                                    'reason': '{} failing regression check(s) of earlier steps '
+                                              'cost {:g} point(s)'.format(len(reg_failed), cost),
+                                    'checks': [r.use.id for r in reg_failed]})
+            points -= taken
+    fraction, late = late_fraction(policy.late, timing)
+    if late is not None and points > 0 and fraction > 0:
+        taken = points * fraction
+        adjustments.append(dict(late, kind='late', points=_points(-taken),
+                                reason='handed in {} late: {:g}% taken (course policy)'.format(
+                                    _duration(late['minutes_late']), 100 * fraction)))
+        points -= taken
+    elif late is not None:
+        adjustments.append(dict(late, kind='late', points=0.0,
+                                reason='handed in {} late: no points taken'.format(
+                                    _duration(late['minutes_late']))))
+    return _points(max(points, 0.0)), adjustments
+
+
+def late_fraction(late, timing):
+    """(the fraction of the points lateness takes, a record of the lateness or None when the
+    submission is on time or its times are unknown)."""
+    if timing is None or timing.submitted_at is None or timing.due is None:
+        return 0.0, None
+    minutes = (timing.submitted_at - timing.due).total_seconds() / 60.0
+    if minutes <= late.grace_minutes:
+        return 0.0, None
+    days = math.ceil((minutes - late.grace_minutes) / 1440.0 - 1e-9)
+    fraction = min(late.max_penalty, days * late.penalty_per_day)
+    return fraction, {'minutes_late': round(minutes, 2), 'days_late': days,
+                      'fraction': round(fraction, 6),
+                      'submitted_at': timing.submitted_at.isoformat(),
+                      'due': timing.due.isoformat(), 'source': timing.source}
+
+
+def _duration(minutes: float) -> str:
+    if minutes < 120:
+        return '{:.0f} min'.format(minutes)
+    if minutes < 2 * 1440:
+        return '{:.1f} h'.format(minutes / 60)
+    return '{:.1f} days'.format(minutes / 1440)
 
 
 def invalid(reason: str) -> Verdict:

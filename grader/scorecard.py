@@ -74,21 +74,45 @@ def _check(r):
     }
 
 
+def _assignment(assignment) -> dict:
+    from grader import assignments
+    out = {'step': assignment.step, 'title': assignment.title}
+    try:
+        out['sha256'] = assignments.content_hash(assignment.step)
+    except OSError:   # an assignment built in memory (tests): no files to hash
+        pass
+    return out
+
+
+def _policy(options) -> dict:
+    from grader import policy
+    return (getattr(options, 'policy', None) or policy.DEFAULT).record()
+
+
+def _score(verdict) -> dict:
+    out = {'earned': verdict.earned, 'possible': verdict.possible,
+           'extension': {'earned': verdict.extension_earned,
+                         'possible': verdict.extension_possible}}
+    if verdict.checks_earned is not None:
+        out['checks_earned'] = verdict.checks_earned
+        out['adjustments'] = [dict(a) for a in verdict.adjustments]
+    return out
+
+
 def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
         'submission': {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path},
-        'assignment': {'step': assignment.step, 'title': assignment.title},
+        'assignment': _assignment(assignment),
+        'policy': _policy(options),
         'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
         'era': options.era,
         'seed': seed,
         'verdict': verdict.verdict,
         'reason': verdict.reason,
-        'score': {'earned': verdict.earned, 'possible': verdict.possible,
-                  'extension': {'earned': verdict.extension_earned,
-                                'possible': verdict.extension_possible}},
+        'score': _score(verdict),
         'checks': [_check(r) for r in results],
         'compatibility': compatibility(learner.findings, sub),
         'generated_at': _now(),
@@ -108,7 +132,8 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
             'id': submission.id if submission else _source_id(source),
             'content_hash': submission.content_hash if submission else 'unknown',
             'entry': submission.entry.path if submission else None},
-        'assignment': {'step': assignment.step, 'title': assignment.title},
+        'assignment': _assignment(assignment),
+        'policy': _policy(options),
         'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
         'era': options.era,

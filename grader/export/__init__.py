@@ -79,7 +79,7 @@ def read_document(path, schema_name: str) -> dict:
     """A JSON document written by the grader, validated against its schema."""
     path = Path(path)
     try:
-        with open(path, encoding='utf-8') as f:
+        with open(path, encoding='utf-8-sig') as f:   # a BOM, as some editors save
             document = json.load(f)
     except FileNotFoundError:
         raise ExportError('{} does not exist'.format(path)) from None
@@ -109,6 +109,12 @@ def load(path) -> Graded:
     subs = []
     for row in summary['submissions']:
         doc = read_document(path / row['scorecard'], 'scorecard')
+        if doc['score']['possible'] != summary['assignment']['possible']:
+            # a gradebook's points possible must be every row's: never export two versions
+            raise ExportError('{} is out of date: its scorecard counts {:g} points possible, the '
+                              'summary {:g}; run the batch again (it regrades what changed)'.format(
+                                  row['id'], doc['score']['possible'],
+                                  summary['assignment']['possible']))
         subs.append(Submission(row['id'], doc))
     roster = None
     if (path / 'roster.json').is_file():

@@ -7,7 +7,11 @@ submission), `requirements.txt`, and a copy of the grader itself (`grader/`, `re
 `schemas/`, `assignments/`), so nothing is downloaded at grading time.
 
 `main()` is what `run_autograder` calls: grade the submission folder, then write
-`results.json` through the Gradescope exporter. Gradescope's paths are the defaults; the
+`results.json` through the Gradescope exporter. The course's grading policy, when the folder was
+written with one, is `policy.json` beside the grader; Gradescope's `submission_metadata.json`
+(the submission time, the due date — a learner's own extension first) feeds its late penalty.
+A submission uploaded as the files of `dezero/` without the folder (Gradescope's drag and drop)
+is recognised by the loader (`grader.load`). Gradescope's paths are the defaults; the
 environment overrides them (`DEZERO_AUTOGRADER_ROOT`, `DEZERO_SUBMISSION_DIR`,
 `DEZERO_RESULTS_DIR`, `DEZERO_SOURCE_DIR`, `DEZERO_PYTHON`), which is how it is run locally
 against a temporary folder laid out like `/autograder`. A failure of the grader itself still
@@ -29,6 +33,7 @@ from grader import schema
 from grader.export import gradescope
 
 DEFAULT_ROOT = '/autograder'
+POLICY_FILE = 'policy.json'
 REQUIREMENTS = ('numpy>=1.26', 'jsonschema>=4.18', 'matplotlib>=3.5', 'pillow>=9')
 GRADER_FAILED = ('The autograder could not grade this submission because of a problem in the '
                  'grader itself, not in your code. Your instructor can see the details; please '
@@ -44,11 +49,14 @@ _RUN = r'''#!/usr/bin/env bash
 #   DEZERO_SUBMISSION_DIR   the learner's files (default: $DEZERO_AUTOGRADER_ROOT/submission)
 #   DEZERO_RESULTS_DIR      where results.json goes (default: $DEZERO_AUTOGRADER_ROOT/results)
 #   DEZERO_PYTHON           the interpreter (default: python3)
+#   DEZERO_METADATA_FILE    Gradescope's submission metadata
+#                           (default: $DEZERO_AUTOGRADER_ROOT/submission_metadata.json)
 set -u
 ROOT="${{DEZERO_AUTOGRADER_ROOT:-{root}}}"
 SOURCE="${{DEZERO_SOURCE_DIR:-$ROOT/source}}"
 export DEZERO_SUBMISSION_DIR="${{DEZERO_SUBMISSION_DIR:-$ROOT/submission}}"
 export DEZERO_RESULTS_DIR="${{DEZERO_RESULTS_DIR:-$ROOT/results}}"
+export DEZERO_METADATA_FILE="${{DEZERO_METADATA_FILE:-$ROOT/submission_metadata.json}}"
 export DEZERO_GRADER_CACHE="${{DEZERO_GRADER_CACHE:-$SOURCE/.cache}}"
 PYTHON="${{DEZERO_PYTHON:-python3}}"
 # the course secret keys every seed (written with export --autograder --secret-file)
@@ -56,11 +64,11 @@ if [ -f "$SOURCE/course-secret" ]; then export DEZERO_GRADER_SECRET_FILE="$SOURC
 mkdir -p "$DEZERO_RESULTS_DIR"
 PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grader.py" \
     --step {step} --profile {profile} --era {era} --timeout {timeout} --memory {memory} \
-    --visibility {visibility} --sandbox {sandbox}
+    {visibility}--sandbox {sandbox} --policy "$SOURCE/policy.json"
 if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
     # The grader could not even start: the learner still gets a clean message.
     cat > "$DEZERO_RESULTS_DIR/results.json" <<'JSON'
-{{"score": 0.0, "output": "{failed}", "stdout_visibility": "hidden", "tests": []}}
+{{"score": 0.0, "output": "{failed}", "output_format": "text", "stdout_visibility": "hidden", "tests": []}}
 JSON
 fi
 exit 0
@@ -123,14 +131,16 @@ def _executable(path: Path, text: str) -> None:
 
 
 def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
-                 timeout_s: float = 30.0, memory_mb: int = 4096, visibility: str = 'visible',
-                 sandbox: str = 'auto', secret_file=None,
+                 timeout_s: float = 30.0, memory_mb: int = 4096, visibility: str | None = None,
+                 sandbox: str = 'auto', secret_file=None, policy_file=None,
                  make_zip: bool = True) -> Path:
     """Write the autograder folder (and `<dest>.zip`); returns the folder."""
     from grader import assignments
     assignments.load(step)   # an unknown step fails here, not on Gradescope
-    if visibility not in gradescope.VISIBILITIES:
+    if visibility is not None and visibility not in gradescope.VISIBILITIES:
         raise ValueError('visibility must be one of {}'.format(gradescope.VISIBILITIES))
+    from grader import policy
+    course = policy.load(policy_file) if policy_file is not None else None   # checked here
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise FileExistsError('{} exists and is not empty; name a new folder'.format(dest))
@@ -142,7 +152,10 @@ def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
     if sandbox not in ('auto', 'bubblewrap', 'basic'):
         raise ValueError('sandbox must be auto, bubblewrap or basic')
     values = dict(step=step, profile=profile, era=era, timeout=timeout_s, memory=memory_mb,
-                  visibility=visibility, sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+                  visibility='--visibility {} '.format(visibility) if visibility else '',
+                  sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+    if course is not None:
+        schema.write_json(dest / POLICY_FILE, course.document, policy.SCHEMA)
     if secret_file is not None:
         secret = Path(secret_file).read_bytes().strip()
         if not secret:
@@ -178,6 +191,17 @@ def _submission(folder: Path) -> Path:
     return folder
 
 
+def _metadata(path: Path) -> dict | None:
+    """Gradescope's submission_metadata.json, or None where there is none (a local run)."""
+    import json
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _fallback(results_path: Path, error: BaseException) -> None:
     doc = {'score': 0.0, 'output': GRADER_FAILED, 'output_format': 'text', 'visibility': 'visible',
            'stdout_visibility': 'hidden', 'tests': [],
@@ -195,20 +219,26 @@ def main(argv=None) -> int:
     p.add_argument('--era', choices=('book', 'current'), default='book')
     p.add_argument('--timeout', type=float, default=30.0)
     p.add_argument('--memory', type=int, default=4096)
-    p.add_argument('--visibility', choices=gradescope.VISIBILITIES, default='visible')
+    p.add_argument('--visibility', choices=gradescope.VISIBILITIES, default=None)
+    p.add_argument('--policy', help='the course policy file (absent: the default policy)')
+    p.add_argument('--metadata', default=env.get('DEZERO_METADATA_FILE',
+                                                 str(root / 'submission_metadata.json')))
     p.add_argument('--sandbox', choices=('auto', 'bubblewrap', 'basic'), default='auto')
     p.add_argument('--submission', default=env.get('DEZERO_SUBMISSION_DIR', str(root / 'submission')))
     p.add_argument('--results', default=env.get('DEZERO_RESULTS_DIR', str(root / 'results')))
     args = p.parse_args(argv)
     results_path = Path(args.results) / 'results.json'
     try:
-        from grader import batch, report, run
+        import dataclasses
+        from grader import batch, policy, report, run
+        course = policy.load(args.policy if args.policy and Path(args.policy).is_file() else None)
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               timeout_s=args.timeout, memory_mb=args.memory,
-                                              sandbox=args.sandbox)
-        doc = run.grade(_submission(Path(args.submission)), args.step, options.run_options())
-        schema.write_json(results_path, gradescope.html_output(
-            gradescope.results(doc, visibility=args.visibility), doc), gradescope.SCHEMA)
+                                              sandbox=args.sandbox, policy=course)
+        timing = policy.timing(course, metadata=_metadata(Path(args.metadata)))
+        doc = run.grade(_submission(Path(args.submission)), args.step,
+                        dataclasses.replace(options.run_options(), timing=timing))
+        gradescope.write(results_path, doc, visibility=args.visibility, output_format='html')
         sys.stdout.write(report.render(doc))
     except BaseException as exc:   # the learner must get a results.json whatever happened
         traceback.print_exc(file=sys.stdout)

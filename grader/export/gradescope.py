@@ -4,8 +4,12 @@ Format only. The top-level `score` is the scorecard's book-tier score; each chec
 with the scorecard's status, message, hint, matched fault and reproduction snippet, in the
 scorecard's order. This step's book-tier checks carry their points (`score`/`max_score`); its
 extension-tier checks and the regression checks of earlier steps are reported with no points,
-as the scorecard counts them. The learner-visible `output` is the terminal report of the
-scorecard; nothing from the grader's own logs goes in. An invalid submission gets one failed
+as the scorecard counts them. The top-level `score` is the scorecard's final score (after the
+grading policy's rollback cost and late penalty; the adjustments are in `extra_data`). Each test's
+`visibility` is the policy's (recorded in the scorecard) for that check, the top-level one the
+policy's `visibility.results` unless the caller names one. The learner-visible `output` is the
+terminal report of the scorecard, without the checks whose tests are not visible (their count
+is said); nothing from the grader's own logs goes in. An invalid submission gets one failed
 test that says why. Validated against `schemas/gradescope-results.schema.json` before writing.
 
 The autograder folder that runs this on Gradescope is written by `grader.export.autograder`.
@@ -15,6 +19,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from grader import policy as policy_mod
 from grader import report, schema
 from grader.export import Written, check_text
 
@@ -22,7 +27,7 @@ SCHEMA = 'gradescope-results'
 VISIBILITIES = ('visible', 'hidden', 'after_due_date', 'after_published')
 
 
-def _test(check, number: str) -> dict:
+def _test(check, number: str, visibility: str = 'visible') -> dict:
     counted = not check['regression'] and check['tier'] == 'book'
     name = '{} ({})'.format(check['title'], check['id'])
     if check['regression']:
@@ -38,8 +43,20 @@ def _test(check, number: str) -> dict:
         'number': number,
         'output': check_text(check),
         'tags': tags,
-        'visibility': 'visible',
+        'visibility': visibility,
     }
+
+
+def _adjustment_test(adj, number: str) -> dict:
+    """What the grading policy took (a rollback's cost, a late penalty), as a test of its own so
+    that the tests add up to the score."""
+    return {'score': float(adj['points']), 'max_score': 0.0,
+            'status': 'failed' if adj['points'] < 0 else 'passed',
+            'name': 'Course policy: {}'.format('rollback (earlier steps broken)'
+                                               if adj['kind'] == 'rollback' else 'late submission'),
+            'number': number, 'tags': ['policy', adj['kind']],
+            'output': adj['reason'] + (': ' + ', '.join(adj['checks']) if adj.get('checks') else ''),
+            'visibility': 'visible'}
 
 
 def _invalid_test(doc) -> dict:
@@ -60,8 +77,24 @@ def _invalid_test(doc) -> dict:
     }
 
 
-def results(doc: dict, *, visibility: str = 'visible') -> dict:
-    """The Gradescope results.json for one scorecard (validated)."""
+def _output(doc: dict, hidden: int, output_format: str = 'text') -> str:
+    """The learner-visible report (text, or the HTML report's body: verdict, failing checks, the
+    graph of a failing gradient check) of the checks whose tests are visible."""
+    note = ('{} more test(s) are not shown yet (the course shows them later or not at all); the '
+            'score above counts them.'.format(hidden)) if hidden else ''
+    if output_format == 'html':
+        from grader import htmlreport
+        return htmlreport.fragment(doc) + ('<p>{}</p>'.format(note) if note else '')
+    return report.render(doc, colour=False) + ('\n' + note + '\n' if note else '')
+
+
+def results(doc: dict, *, visibility: str | None = None, output_format: str = 'text') -> dict:
+    """The Gradescope results.json for one scorecard (validated). `visibility`: the top-level
+    one (None: the policy's); `output_format`: the top-level output's, text or html."""
+    if output_format not in ('text', 'html'):
+        raise ValueError('output_format must be text or html, found {!r}'.format(output_format))
+    course = policy_mod.from_record(doc.get('policy'))
+    visibility = visibility or course.results_visibility
     if visibility not in VISIBILITIES:
         raise ValueError('visibility must be one of {}, found {!r}'.format(VISIBILITIES, visibility))
     tests = []
@@ -69,13 +102,29 @@ def results(doc: dict, *, visibility: str = 'visible') -> dict:
         tests.append(_invalid_test(doc))
     own = [c for c in doc['checks'] if not c['regression']]
     regression = [c for c in doc['checks'] if c['regression']]
+    shown = []
     for i, check in enumerate(own + regression, start=1):
-        tests.append(_test(check, str(i)))
+        seen = course.visibility(check['id'], check['regression'])
+        tests.append(_test(check, str(i), seen))
+        if seen == 'visible':
+            shown.append(check)
+    # what the policy took names only the checks the learner may see
+    shown_ids = {c['id'] for c in shown}
+    adjustments = [dict(a, checks=[i for i in a['checks'] if i in shown_ids]) if 'checks' in a
+                   else a for a in doc['score'].get('adjustments', ())]
+    for j, adj in enumerate(adjustments, start=len(tests) + 1):
+        tests.append(_adjustment_test(adj, str(j)))
+    reason = doc['reason']
+    for c in doc['checks']:
+        if c['id'] not in shown_ids:
+            reason = reason.replace(c['id'], 'a test not shown yet')
+    visible_doc = dict(doc, reason=reason, checks=[c for c in doc['checks'] if c in shown],
+                       score=dict(doc['score'], adjustments=adjustments))
     out = {
         'score': float(doc['score']['earned']),
         'execution_time': int(math.ceil(doc['duration_s'])),
-        'output': report.render(doc, colour=False),
-        'output_format': 'text',
+        'output': _output(visible_doc, len(doc['checks']) - len(shown), output_format),
+        'output_format': output_format,
         'test_output_format': 'text',
         'visibility': visibility,
         'stdout_visibility': 'hidden',
@@ -86,6 +135,8 @@ def results(doc: dict, *, visibility: str = 'visible') -> dict:
             'content_hash': doc['submission']['content_hash'],
             'extension': dict(doc['score']['extension']),
             'tool_version': doc['tool']['version'],
+            'policy': (doc.get('policy') or course.record())['name'],
+            'adjustments': [dict(a) for a in doc['score'].get('adjustments', ())],
         },
         'tests': tests,
     }
@@ -93,22 +144,14 @@ def results(doc: dict, *, visibility: str = 'visible') -> dict:
     return out
 
 
-def html_output(out: dict, doc: dict) -> dict:
-    """A results.json whose top-level `output` is the HTML report of `doc` (the page's body:
-    verdict, failing checks, the graph of a failing gradient check) instead of the text one."""
-    from grader import htmlreport
-    out = dict(out, output=htmlreport.fragment(doc), output_format='html')
-    schema.validate(SCHEMA, out)
-    return out
-
-
-def write(path, doc: dict, *, visibility: str = 'visible') -> Path:
+def write(path, doc: dict, *, visibility: str | None = None, output_format: str = 'text') -> Path:
     path = Path(path)
-    schema.write_json(path, results(doc, visibility=visibility), SCHEMA)
+    schema.write_json(path, results(doc, visibility=visibility, output_format=output_format),
+                      SCHEMA)
     return path
 
 
-def export(graded, out, *, visibility: str = 'visible') -> Written:
+def export(graded, out, *, visibility: str | None = None) -> Written:
     """Write results.json files: `out` itself for a single scorecard, `out/<id>/results.json`
     for each submission of a batch."""
     out = Path(out)

@@ -15,6 +15,18 @@ underscores, so a Canvas gradebook export with a `Submission` column added works
 
 Other columns are ignored. A row with an empty submission cell is skipped (Canvas exports carry
 a "Points Possible" row and test students); two rows naming the same submission are an error.
+
+Two exports are also read as they come, without a submission column (a BOM and quoting as
+spreadsheets write them are fine):
+
+* Canvas's gradebook export (`Student`, `ID`, `SIS User ID`, `SIS Login ID`, `Section`, then one
+  column per assignment): the "Points Possible" row, other rows without a student id and the
+  test student ("Student, Test") are skipped. A submission may be named by any of the person's
+  ids: SIS Login ID (the submission id the roster records when there is one), SIS User ID, or
+  Canvas ID;
+* Gradescope's roster export (`First Name`, `Last Name`, `SID`, `Email`, `Role`, ...): staff
+  rows are skipped; a submission may be named by the SID (recorded when there is one), the
+  email, or the email's part before the @.
 """
 from __future__ import annotations
 
@@ -28,14 +40,18 @@ from grader import schema
 
 SCHEMA_VERSION = '1.0'
 FIELDS = ('submission', 'student', 'canvas_id', 'sis_user_id', 'sis_login_id', 'section',
-          'lti_user_id')
+          'lti_user_id', 'email')
 _ALIASES = {
     'submission': 'submission', 'submission_id': 'submission', 'folder': 'submission',
     'student': 'student', 'name': 'student', 'student_name': 'student',
     'id': 'canvas_id', 'canvas_id': 'canvas_id', 'canvas_user_id': 'canvas_id',
     'sis_user_id': 'sis_user_id', 'sis_login_id': 'sis_login_id', 'section': 'section',
     'lti_user_id': 'lti_user_id', 'lti_id': 'lti_user_id', 'sub': 'lti_user_id',
+    'email': 'email', 'e_mail': 'email',
 }
+CANVAS_COLUMNS = ('student', 'id', 'sis_user_id', 'sis_login_id', 'section')
+GRADESCOPE_COLUMNS = ('first_name', 'last_name', 'email')
+TEST_STUDENTS = frozenset({'student, test', 'test student'})
 
 
 class RosterError(ValueError):
@@ -51,9 +67,16 @@ class Person:
     sis_login_id: str = ''
     section: str = ''
     lti_user_id: str = ''
+    email: str = ''
+    aliases: tuple = ()
 
     def to_json(self) -> dict:
-        return {name: getattr(self, name) for name in FIELDS}
+        return dict({name: getattr(self, name) for name in FIELDS}, aliases=list(self.aliases))
+
+    @property
+    def keys(self) -> tuple:
+        """Every submission id that names this person."""
+        return (self.submission,) + tuple(a for a in self.aliases if a != self.submission)
 
 
 @dataclass(frozen=True)
@@ -62,7 +85,13 @@ class Roster:
     people: tuple
 
     def by_submission(self) -> dict:
-        return {p.submission: p for p in self.people}
+        """Submission id -> person: each person's submission id, then their aliases where no
+        one else has that name."""
+        out = {p.submission: p for p in self.people}
+        for p in self.people:
+            for alias in p.aliases:
+                out.setdefault(alias, p)
+        return out
 
     def to_json(self) -> dict:
         return {'schema_version': SCHEMA_VERSION, 'source': self.source,
@@ -74,12 +103,21 @@ def _column(name: str) -> str:
 
 
 def parse_csv(text: str, source: str = 'roster.csv') -> Roster:
+    text = text.lstrip('\ufeff')
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
     except StopIteration:
         raise RosterError('{} is empty; expected a header row with at least a "submission" '
                           'column'.format(source)) from None
+    except csv.Error as exc:
+        raise RosterError('{} is not a CSV file a spreadsheet writes: {}'.format(source, exc)) from None
+    names = [_column(h) for h in header]
+    if 'submission' not in names:
+        if all(c in names for c in CANVAS_COLUMNS):
+            return _from_export(reader, names, source, _canvas_person)
+        if all(c in names for c in GRADESCOPE_COLUMNS):
+            return _from_export(reader, names, source, _gradescope_person)
     columns = {}
     for i, name in enumerate(header):
         field = _ALIASES.get(_column(name))
@@ -87,7 +125,9 @@ def parse_csv(text: str, source: str = 'roster.csv') -> Roster:
             columns[field] = i
     if 'submission' not in columns:
         raise RosterError('{} has no "submission" column (the folder name or zip stem each person '
-                          'handed in); found columns: {}'.format(
+                          'handed in), and is neither a Canvas gradebook export (Student, ID, SIS '
+                          'User ID, SIS Login ID, Section) nor a Gradescope roster (First Name, '
+                          'Last Name, SID, Email, Role); found columns: {}'.format(
                               source, ', '.join(repr(h) for h in header) or 'none'))
     people, seen = [], {}
     for line, row in enumerate(reader, start=2):
@@ -103,6 +143,66 @@ def parse_csv(text: str, source: str = 'roster.csv') -> Roster:
                                                              line))
         seen[submission] = line
         people.append(Person(**{f: cell(f) for f in FIELDS}))
+    roster = Roster(source, tuple(people))
+    schema.validate('roster', roster.to_json())
+    return roster
+
+
+def _canvas_person(cell):
+    student = cell('student')
+    if student.strip().lower() in ('points possible', '') or student.lower() in TEST_STUDENTS:
+        return None
+    ids = [cell('sis_login_id'), cell('sis_user_id'), cell('id')]
+    ids = [i for i in ids if i]
+    if not ids:
+        return None   # a row of Canvas's own (manual posting, muted...) rather than a person
+    return Person(submission=ids[0], student=student, canvas_id=cell('id'),
+                  sis_user_id=cell('sis_user_id'), sis_login_id=cell('sis_login_id'),
+                  section=cell('section'), aliases=tuple(ids[1:]))
+
+
+def _gradescope_person(cell):
+    role = cell('role').lower()
+    if role and role != 'student':
+        return None   # instructors, TAs, readers
+    email = cell('email')
+    ids = [cell('sid'), email, email.split('@')[0] if '@' in email else '']
+    ids = list(dict.fromkeys(i for i in ids if i))
+    if not ids:
+        return None
+    first, last = cell('first_name'), cell('last_name')
+    student = ', '.join(n for n in (last, first) if n) or cell('name')
+    sections = cell('sections') or cell('section')
+    return Person(submission=ids[0], student=student, section=sections, email=email,
+                  sis_user_id=cell('sid'), aliases=tuple(ids[1:]))
+
+
+def _from_export(reader, names, source, person_of):
+    """People from a Canvas gradebook or Gradescope roster export; every id that names someone
+    names one person only."""
+    index = {}
+    for i, name in enumerate(names):
+        index.setdefault(name, i)
+    people, owner = [], {}
+    try:
+        for line, row in enumerate(reader, start=2):
+            def cell(field):
+                i = index.get(field)
+                return row[i].strip() if i is not None and i < len(row) else ''
+            person = person_of(cell)
+            if person is None:
+                continue
+            for key in person.keys:
+                if key in owner:
+                    raise RosterError('{}: {!r} names the people on lines {} and {}; each id '
+                                      'belongs to one person'.format(source, key, owner[key], line))
+                owner[key] = line
+            people.append(person)
+    except csv.Error as exc:
+        raise RosterError('{} cannot be read as CSV: {}'.format(source, exc)) from None
+    if not people:
+        raise RosterError('{} lists no students (only its header, the points row, test students '
+                          'or staff)'.format(source))
     roster = Roster(source, tuple(people))
     schema.validate('roster', roster.to_json())
     return roster
@@ -124,7 +224,8 @@ def from_json(document: dict) -> Roster:
     problems = schema.errors('roster', document)
     if problems:
         raise RosterError('roster.json does not follow its schema: ' + '; '.join(problems[:3]))
-    return Roster(document['source'], tuple(Person(**p) for p in document['people']))
+    return Roster(document['source'], tuple(
+        Person(**dict(p, aliases=tuple(p.get('aliases', ())))) for p in document['people']))
 
 
 def load_json(path) -> Roster:

@@ -588,7 +588,7 @@ def test_the_github_actions_recipe_uses_real_commands_and_every_shard():
     jobs = workflow['jobs']
     shards = jobs['grade']['strategy']['matrix']['shard']
     assert shards == list(range(1, int(workflow['env']['SHARDS']) + 1))
-    assert jobs['merge']['needs'] == 'grade' and jobs['merge']['if'] == 'always()'
+    assert 'grade' in jobs['merge']['needs'] and jobs['merge']['if'].startswith('always()')
     from grader import cli
     parser = cli.build_parser()
     commands = _workflow_commands(text)

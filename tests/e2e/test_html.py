@@ -165,7 +165,7 @@ def test_an_unwritable_html_path_is_a_message(graded, tmp_path):
 def test_gradescope_gets_the_same_report(graded):
     root, _, _ = graded
     doc = json.loads((root / 'sigmoid.json').read_text())
-    results = gradescope.html_output(gradescope.results(doc), doc)
+    results = gradescope.results(doc, output_format="html")
     assert not schema.errors('gradescope-results', results)
     assert results['output_format'] == 'html'
     assert 'data-divergent="true"' in results['output'] and 'REJECT' in results['output']

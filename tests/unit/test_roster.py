@@ -1,0 +1,70 @@
+"""Rosters from what instructors have: Canvas's gradebook export and Gradescope's roster export,
+read as the platforms write them (a BOM, quoted names with commas, the points row, the test
+student, staff), and the roster CSV with a submission column; every mistake a clear message."""
+import pytest
+
+from grader.export import roster
+
+CANVAS = ('\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,"Step 51 (812)","Step 52 (813)",'
+          'Current Score\r\n'
+          '    Points Possible,,,,,2.00,30.00,(read only)\r\n'
+          '"Liddell, Alice",1001,S-0001,alice,"Section A, Tuesday",2.00,,100\r\n'
+          '"Builder, Bob",1002,S-0002,,Section B,,,0\r\n'
+          '"Cooper, Carol",1003,,,Section B,1,,50\r\n'
+          '"Student, Test",9999,,,Section A,,,\r\n')
+GRADESCOPE = ('First Name,Last Name,SID,Email,Role,Sections\n'
+              'Alice,Liddell,S-0001,alice@uni.example,Student,A\n'
+              'Dave,Dent,,dave@uni.example,Student,B\n'
+              'Ian,Instructor,,ian@uni.example,Instructor,\n'
+              'Tess,Assistant,,tess@uni.example,TA,\n')
+
+
+def test_a_canvas_gradebook_export_as_it_comes():
+    r = roster.parse_csv(CANVAS, 'grades.csv')
+    assert [p.student for p in r.people] == ['Liddell, Alice', 'Builder, Bob', 'Cooper, Carol']
+    alice, bob, carol = r.people
+    assert (alice.submission, alice.aliases) == ('alice', ('S-0001', '1001'))
+    assert (alice.canvas_id, alice.sis_user_id, alice.section) == ('1001', 'S-0001',
+                                                                    'Section A, Tuesday')
+    assert (bob.submission, carol.submission) == ('S-0002', '1003')
+    people = r.by_submission()
+    for name in ('alice', 'S-0001', '1001'):   # any id names the person
+        assert people[name] is alice
+    assert '9999' not in people                # the test student
+
+
+def test_a_gradescope_roster_export_as_it_comes():
+    r = roster.parse_csv(GRADESCOPE, 'roster.csv')
+    assert [p.student for p in r.people] == ['Liddell, Alice', 'Dent, Dave']   # no staff
+    alice, dave = r.people
+    assert (alice.submission, alice.email) == ('S-0001', 'alice@uni.example')
+    assert dave.submission == 'dave@uni.example' and dave.keys == ('dave@uni.example', 'dave')
+    assert r.by_submission()['dave'] is dave
+
+
+def test_a_roster_with_aliases_survives_its_json_round_trip(tmp_path):
+    r = roster.parse_csv(CANVAS, 'grades.csv')
+    roster.write_json(tmp_path / 'roster.json', r)
+    again = roster.load_json(tmp_path / 'roster.json')
+    assert again == r
+
+
+@pytest.mark.parametrize('text, words', [
+    ('', 'is empty'),
+    ('Name,Mail\nAlice,a@x\n', 'neither a Canvas gradebook export'),
+    ('Student,ID,SIS User ID,SIS Login ID,Section\n    Points Possible,,,,\n', 'lists no students'),
+    ('Student,ID,SIS User ID,SIS Login ID,Section\n"A, A",1,,x,\n"B, B",2,,x,\n',
+     "'x' names the people on lines 2 and 3"),
+    ('First Name,Last Name,SID,Email,Role\nA,A,1,a@x,Student\nB,B,1,b@x,Student\n',
+     "'1' names the people on lines 2 and 3"),
+])
+def test_what_cannot_be_used_is_said(text, words):
+    with pytest.raises(roster.RosterError, match=words):
+        roster.parse_csv(text, 'r.csv')
+
+
+def test_a_roster_in_another_encoding_is_refused_with_the_fix(tmp_path):
+    (tmp_path / 'r.csv').write_bytes('Student,ID,SIS User ID,SIS Login ID,Section\n'
+                                     '"M\u00fcller, Jan",1,,,\n'.encode('latin-1'))
+    with pytest.raises(roster.RosterError, match='CSV UTF-8'):
+        roster.read_csv(tmp_path / 'r.csv')

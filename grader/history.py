@@ -35,6 +35,7 @@ import datetime
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -236,13 +237,18 @@ def _imported_names(path: Path) -> set:
 
 def graded_files(root: Path, entry) -> list:
     """The files of `root` a step's grading reads (relative posix paths): the package folder;
-    or the step file and, transitively, the repository's own modules it imports (found beside
-    it or at the top, as the worker's import path has them)."""
+    or the step file, the other files beside it that are not step files (helpers it may import
+    or read), and, transitively, the repository's own modules it imports (found beside it or at
+    the top, as the worker's import path has them). Other steps' files are left out: adding
+    step10.py does not change what step 9 grades."""
     root = Path(root)
     if entry.kind == 'package':
         return ['{}/{}'.format(entry.path, rel) for rel, _ in load._walk_files(root / entry.path)]
     dirs = [root / entry.sys_path_dir, root]
-    todo, seen = [root / entry.path], set()
+    beside = [Path(e.path) for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
+              if e.is_file(follow_symlinks=False) and not _STEP_FILE.match(e.name)
+              and not load._ignored(e.name, False)]
+    todo, seen = [root / entry.path] + beside, set()
     while todo:
         path = todo.pop()
         if path in seen:

@@ -129,6 +129,8 @@ def build_parser():
     c.add_argument('--json', metavar='OUT', help='also write the history document there')
     c.add_argument('--html', metavar='OUT', help='also write the HTML timeline there')
     c.add_argument('--diff', action='store_true', help='print the diff of each first bad commit')
+    c.add_argument('--dry-run', action='store_true', help='show which commit is which step, and '
+                   'how that was found; grade nothing')
     c.add_argument('--classroom', action='store_true',
                    help='REPO is a folder of repositories (a GitHub Classroom download): grade '
                         'each, and write per-step batch folders for summaries and exports')
@@ -361,6 +363,10 @@ def cmd_history(args):
     kw = dict(jobs=args.jobs, map_file=args.map, tip=args.rev, steps=steps, cache=args.cache,
               force=args.force)
     try:
+        if args.dry_run:
+            sys.stdout.write(history.show_mapping(args.repo, map_file=args.map, tip=args.rev,
+                                                  steps=steps))
+            return 0
         if args.classroom:
             result = history.grade_classroom(args.repo, args.out, options, **kw)
             sys.stdout.write(history.render_classroom(result))

@@ -1,8 +1,8 @@
 """A learner's git repository, read safely: commits, trees, diffs, through the `git` tool.
 
-Everything runs in a private bare copy that the grader makes and owns: the learner's repository
-(a local path or a clone URL) is only ever fetched from, so nothing in its own configuration
-(hooks, filters, fsmonitor, external diff drivers, aliases) ever runs. Every git command gets
+Everything runs in a private bare repository that the grader makes and owns: a local repository
+lends it its objects (an alternate) and refs, a URL is fetched from, so nothing in the learner's
+own configuration (hooks, filters, fsmonitor, external diff drivers, aliases) ever runs. Every git command gets
 a clean environment: no system or user configuration, no prompts, hooks pointed at /dev/null,
 external diff and textconv off. Trees are extracted with `git archive` into scratch folders
 through `tarfile`'s `data` filter (no absolute paths, no links out, no device files): the
@@ -92,30 +92,64 @@ class Repo:
     def __init__(self, source: str, scratch: Path):
         self.source = str(source)
         self.git_dir = Path(scratch) / 'repo.git'
-        if not is_url(self.source):
-            path = Path(self.source)
-            if not path.exists():
-                raise RepoError('there is no folder at {}'.format(path))
-            if not looks_like_repo(path):
-                raise RepoError('{} is not a git repository (no .git in it); pass the folder of '
-                                'your clone, or its URL'.format(path))
-            fetch_from = str(path.resolve())
-        else:
-            fetch_from = self.source
         _git(['init', '--bare', '--quiet', str(self.git_dir)])
-        # every branch and tag of the original, under refs/src/ (local ones and remote-tracking)
-        proc = _git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', fetch_from,
+        if is_url(self.source):
+            self._fetch(self.source)
+        else:
+            self._borrow(Path(self.source))
+
+    def _fetch(self, url: str) -> None:
+        """Every branch and tag of a remote repository, under refs/src/."""
+        proc = _git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url,
                      '+refs/heads/*:refs/src/heads/*', '+refs/tags/*:refs/src/tags/*',
-                     '+refs/remotes/*:refs/src/remotes/*', '+HEAD:refs/src/HEAD'],
-                    git_dir=self.git_dir, check=False, binary=True, timeout=900)
+                     '+HEAD:refs/src/HEAD'], git_dir=self.git_dir, check=False, binary=True,
+                    timeout=900)
         if proc.returncode != 0:
-            # a bare mirror with a detached or absent HEAD: fetch the refs alone
-            proc = _git(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', fetch_from,
-                         '+refs/heads/*:refs/src/heads/*', '+refs/tags/*:refs/src/tags/*'],
-                        git_dir=self.git_dir, check=False, binary=True, timeout=900)
+            raise RepoError('cannot fetch the repository {}: {}'.format(
+                url, proc.stderr.decode('utf-8', 'replace').strip()[-400:]))
+
+    def _borrow(self, path: Path) -> None:
+        """A local repository (a clone, a bare mirror, a worktree): its objects are read in place
+        (an alternate of the grader's copy: nothing is copied, and a mirror that lacks a few
+        large blobs still serves every other commit) and its refs copied under refs/src/."""
+        if not path.exists():
+            raise RepoError('there is no folder at {}'.format(path))
+        if not looks_like_repo(path):
+            raise RepoError('{} is not a git repository (no .git in it); pass the folder of your '
+                            'clone, or its URL'.format(path))
+        dot = path / '.git'
+        if dot.is_file():      # a worktree or submodule: "gitdir: <path>"
+            text = dot.read_text(encoding='utf-8', errors='replace').strip()
+            gd = (path / text.partition(':')[2].strip()).resolve()
+        else:
+            gd = (dot if dot.is_dir() else path).resolve()
+        common = gd
+        if (gd / 'commondir').is_file():
+            common = (gd / (gd / 'commondir').read_text().strip()).resolve()
+        if not (common / 'objects').is_dir():
+            raise RepoError('{} is not a git repository that can be read (no objects '
+                            'folder)'.format(path))
+        info = self.git_dir / 'objects' / 'info'
+        info.mkdir(parents=True, exist_ok=True)
+        (info / 'alternates').write_text(str(common / 'objects') + '\n')
+        if (common / 'shallow').is_file():
+            shutil.copyfile(common / 'shallow', self.git_dir / 'shallow')
+        refs = _git(['for-each-ref', '--format=%(objectname) %(refname)',
+                     'refs/heads', 'refs/tags', 'refs/remotes'], git_dir=common)
+        lines = []
+        for line in refs.splitlines():
+            sha, _, name = line.partition(' ')
+            if _SHA.match(sha) and name.startswith('refs/'):
+                lines.append('update refs/src/{} {}'.format(name[len('refs/'):], sha))
+        head = _git(['rev-parse', '--verify', '--quiet', 'HEAD'], git_dir=gd, check=False)
+        if _SHA.match(head.strip()):
+            lines.append('update refs/src/HEAD {}'.format(head.strip()))
+        proc = subprocess.run(['git', *_SAFE_CONFIG, '--git-dir', str(self.git_dir), 'update-ref',
+                               '--stdin'], input='\n'.join(lines).encode() + b'\n', env=git_env(),
+                              capture_output=True, timeout=300)
         if proc.returncode != 0:
-            raise RepoError('cannot read the repository {}: {}'.format(
-                self.source, proc.stderr.decode('utf-8', 'replace').strip()[-400:]))
+            raise RepoError('cannot read the refs of {}: {}'.format(
+                path, proc.stderr.decode('utf-8', 'replace').strip()[-400:]))
 
     def git(self, *args, **kw):
         return _git(list(args), git_dir=self.git_dir, **kw)
@@ -206,17 +240,21 @@ class Repo:
         """The commit's tree, written to the new folder `dest` (git archive, safe extraction)."""
         dest = Path(dest)
         dest.mkdir(parents=True)
-        with tempfile.TemporaryFile() as tar:
-            proc = subprocess.run(['git', *_SAFE_CONFIG, '--git-dir', str(self.git_dir),
-                                   'archive', '--format=tar', sha], env=git_env(),
-                                  stdin=subprocess.DEVNULL, stdout=tar, stderr=subprocess.PIPE,
-                                  timeout=300)
-            if proc.returncode != 0:
-                raise RepoError('git archive {} failed: {}'.format(
-                    sha[:10], proc.stderr.decode('utf-8', 'replace').strip()[-300:]))
-            tar.seek(0)
-            with tarfile.open(fileobj=tar) as archive:
-                archive.extractall(dest, filter='data')
+        try:
+            with tempfile.TemporaryFile() as tar:
+                proc = subprocess.run(['git', *_SAFE_CONFIG, '--git-dir', str(self.git_dir),
+                                       'archive', '--format=tar', sha], env=git_env(),
+                                      stdin=subprocess.DEVNULL, stdout=tar, stderr=subprocess.PIPE,
+                                      timeout=300)
+                if proc.returncode != 0:
+                    raise RepoError('the files of commit {} cannot be read: {}'.format(
+                        sha[:10], proc.stderr.decode('utf-8', 'replace').strip()[-300:]))
+                tar.seek(0)
+                with tarfile.open(fileobj=tar) as archive:
+                    archive.extractall(dest, filter='data')
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
         return dest
 
     def diff(self, old: str, new: str, paths, *, max_chars=20000) -> dict:

@@ -5,8 +5,8 @@ Where it sits: around `run.grade`, like `batch`, but over the commits of one git
 (`gitrepo`). The data flow, in order:
 
 1. **map** the steps to commits (`find_steps`): a mapping file the learner writes
-   (`--map FILE`, or `.dezero-steps` / `dezero-steps.json` in the newest commit), branches named
-   after steps (`step23`, `step-23`), commit messages that name a step (`Done step23`,
+   (`--map FILE`, or `.dezero-steps` / `dezero-steps.json` in the newest commit), tags and
+   branches named after steps (`step23`, `step-23`), commit messages that name a step (`Done step23`,
    `step 24 finished`, `steps 25-27`), and the commit that adds a step's file (`stepNN.py`).
    Each step gets the last commit of its stretch of history: for a message, the last commit
    naming the step before one names a later step; for a file, the last commit before a later
@@ -51,7 +51,7 @@ from grader.model import FAILING
 
 SCHEMA_VERSION = '1.0'
 MAP_FILES = ('.dezero-steps', 'dezero-steps.json', '.dezero-steps.json')
-HOW_ORDER = ('map', 'branch', 'message', 'file')     # which evidence wins for a step
+HOW_ORDER = ('map', 'tag', 'branch', 'message', 'file')     # which evidence wins for a step
 DOCUMENT, HTML, SCORECARDS, CACHE = 'history.json', 'history.html', 'scorecards', 'cache'
 FIRST_STEP, LAST_STEP = 1, 60
 
@@ -59,8 +59,8 @@ _STEP_FILE = re.compile(r'^step0*(\d{1,2})\.py$')
 _BRANCH = re.compile(r'^step[-_]?0*(\d{1,2})(?:$|[-_/])', re.IGNORECASE)
 _RANGE = re.compile(r'(?<![a-z])steps?[\s_#.-]*0*(\d{1,2})\s*(?:-|~|〜|to|\.\.)\s*(?:step[\s_-]*)?0*(\d{1,2})(?!\d)',
                     re.IGNORECASE)
-_ONE = re.compile(r'(?<![a-z])steps?[\s_#.-]*0*(\d{1,2})(?!\d)|ステップ\s*0*(\d{1,2})(?!\d)|第\s*0*(\d{1,2})\s*步',
-                  re.IGNORECASE)
+_ONE = re.compile(r'(?<![a-z])steps?[\s_#.-]*0*(\d{1,2})(?!\d)(?![\s_-]*part)|ステップ\s*0*(\d{1,2})(?!\d)'
+                  r'|第\s*0*(\d{1,2})\s*步', re.IGNORECASE)
 
 
 class HistoryError(Exception):
@@ -192,8 +192,10 @@ def find_steps(repo: Repo, tip: str, map_file: str | None = None) -> tuple:
             found.append(StepCommit(step, sha, 'map', '{}: {} {}'.format(source, step, rev)))
     for name, sha in sorted(repo.refs().items()):
         m = _BRANCH.match(name.rsplit('/', 1)[-1])
-        if m and FIRST_STEP <= int(m.group(1)) <= LAST_STEP and not name.startswith('tags/'):
-            found.append(StepCommit(int(m.group(1)), repo.resolve(sha), 'branch', name))
+        if m and FIRST_STEP <= int(m.group(1)) <= LAST_STEP and name != 'HEAD':
+            how = 'tag' if name.startswith('tags/') else 'branch'
+            found.append(StepCommit(int(m.group(1)), repo.resolve(sha), how,
+                                    name[len('tags/'):] if how == 'tag' else name))
     marks = [(i, steps_in_message(c.subject + '\n' + c.body)) for i, c in enumerate(commits)]
     marks = [(i, s) for i, s in marks if s]
     for step, i in sorted(_last_of_stretch(marks).items()):
@@ -384,6 +386,9 @@ class Grader:
             g.entry, paths = graded_subset(self._tree(sha), step, dest)
         except SubmissionError as e:
             g.problem = {'code': e.code, 'message': e.message}
+            return g
+        except RepoError as e:   # a mirror without some objects, say
+            g.problem = {'code': 'unreadable', 'message': str(e)}
             return g
         g.paths = tuple(paths)
         g.content_hash = load.content_hash(dest)
@@ -675,6 +680,25 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return HistoryResult(doc, out, scorecards)
+
+
+def show_mapping(source: str, *, map_file=None, tip=None, steps=None) -> str:
+    """What `--dry-run` prints: every mapping found and the one chosen per step; nothing graded."""
+    with tempfile.TemporaryDirectory(prefix='dezero-history-') as work:
+        repo = Repo(source, Path(work))
+        head = repo.resolve(tip) if tip else repo.head()
+        mapped, found = find_steps(repo, head, map_file)
+        subjects = {c.sha: c.subject for c in repo.log(head)}
+    lines = ['{}: {} step(s) mapped from {} commit(s)'.format(
+        report.printable(str(source), lines=False), len(mapped), len(subjects))]
+    for m in mapped:
+        if steps is not None and m.step not in steps:
+            continue
+        others = ['{} {}'.format(f.how, f.sha[:10]) for f in found if f.step == m.step and f != m]
+        lines.append('  step {:2d}  {}  {:7}  {}{}'.format(
+            m.step, m.sha[:10], m.how, report.printable(m.detail[:70], lines=False),
+            '  (also: {})'.format(', '.join(others)) if others else ''))
+    return '\n'.join(lines) + '\n'
 
 
 def _count_how(mapped):

@@ -75,15 +75,17 @@ def test_step_files_map_to_the_commit_before_the_next_step_file(repo, tmp_path):
     assert {f.detail for f in found} == {'adds steps/step01.py', 'adds steps/step02.py'}
 
 
-def test_branches_win_over_messages_and_a_map_file_over_both(repo, tmp_path):
+def test_branches_and_tags_win_over_messages_and_a_map_file_over_all(repo, tmp_path):
     first = _commit(repo, 'Done step23', {'a.txt': '1'})
     second = _commit(repo, 'more', {'a.txt': '2'})
     _git(repo, 'branch', 'step-23', second)
     mapped, _ = _mapped(repo, tmp_path)
     assert mapped[23] == (second, 'branch')
     _commit(repo, 'map', {'.dezero-steps': '# step -> commit\n23 {}\n'.format(first[:8])})
+    _git(repo, 'tag', '-a', '-m', 'step 24 done', 'step24', first)
     mapped, found = _mapped(repo, tmp_path / 'again')
     assert mapped[23] == (first, 'map')
+    assert mapped[24] == (first, 'tag')       # an annotated tag: the commit it names
     assert {f.how for f in found if f.step == 23} == {'map', 'branch', 'message'}
 
 

@@ -4,9 +4,11 @@ Everything runs in a private bare repository that the grader makes and owns: a l
 lends it its objects (an alternate) and refs, a URL is fetched from, so nothing in the learner's
 own configuration (hooks, filters, fsmonitor, external diff drivers, aliases) ever runs. Every git command gets
 a clean environment: no system or user configuration, no prompts, hooks pointed at /dev/null,
-external diff and textconv off. Trees are extracted with `git archive` into scratch folders
-through `tarfile`'s `data` filter (no absolute paths, no links out, no device files): the
-learner's working tree is never checked out or touched.
+external diff and textconv off. A commit's files are read from git's object store
+(`ls-tree`, `cat-file --batch`) into scratch folders, regular files only (no links, no
+submodules, no path that leaves the folder): no checkout, no filters, and the learner's working
+tree is never touched. A blob the repository lacks (a mirror without its largest files) is
+reported, not fatal.
 
 git does the work (it is the tool for it, and learners' histories are git histories); this
 module only drives it.
@@ -17,8 +19,8 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,26 +238,56 @@ class Repo:
                        '{}..{}'.format(older, newer))
         return out.split()
 
-    def extract(self, sha: str, dest: Path) -> Path:
-        """The commit's tree, written to the new folder `dest` (git archive, safe extraction)."""
+    def extract(self, sha: str, dest: Path) -> list:
+        """Write the regular files of the commit's tree to the new folder `dest` (links and
+        submodules are left out, as grading skips them); returns the paths whose content the
+        repository lacks (a mirror without its largest files), which are left out too."""
         dest = Path(dest)
         dest.mkdir(parents=True)
+        entries = []
+        for rec in self.git('ls-tree', '-r', '-z', '--full-tree', sha).split('\0'):
+            if not rec:
+                continue
+            meta, _, path = rec.partition('\t')
+            mode, kind, obj = meta.split()
+            parts = path.split('/')
+            if kind != 'blob' or mode not in ('100644', '100755') or path.startswith('/') or \
+                    any(p in ('', '.', '..', '.git') for p in parts):
+                continue
+            entries.append((obj, path))
+        missing = []
         try:
-            with tempfile.TemporaryFile() as tar:
-                proc = subprocess.run(['git', *_SAFE_CONFIG, '--git-dir', str(self.git_dir),
-                                       'archive', '--format=tar', sha], env=git_env(),
-                                      stdin=subprocess.DEVNULL, stdout=tar, stderr=subprocess.PIPE,
-                                      timeout=300)
-                if proc.returncode != 0:
-                    raise RepoError('the files of commit {} cannot be read: {}'.format(
-                        sha[:10], proc.stderr.decode('utf-8', 'replace').strip()[-300:]))
-                tar.seek(0)
-                with tarfile.open(fileobj=tar) as archive:
-                    archive.extractall(dest, filter='data')
+            proc = subprocess.Popen(['git', *_SAFE_CONFIG, '--git-dir', str(self.git_dir),
+                                     'cat-file', '--batch'], env=git_env(), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            feeder = threading.Thread(target=self._feed, args=(proc.stdin, entries), daemon=True)
+            feeder.start()
+            for obj, path in entries:
+                header = proc.stdout.readline().decode('ascii', 'replace').split()
+                if len(header) < 3 or header[1] != 'blob':
+                    missing.append(path)
+                    continue
+                data = proc.stdout.read(int(header[2]))
+                proc.stdout.read(1)   # the newline after each object
+                target = dest / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            feeder.join()
+            proc.stdout.close()
+            proc.wait(timeout=60)
         except BaseException:
             shutil.rmtree(dest, ignore_errors=True)
             raise
-        return dest
+        return missing
+
+    @staticmethod
+    def _feed(stdin, entries):
+        try:
+            for obj, _ in entries:
+                stdin.write(obj.encode() + b'\n')
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
 
     def diff(self, old: str, new: str, paths, *, max_chars=20000) -> dict:
         """`git diff` of two commits limited to `paths` (and a spec `old_commit:path` pair when

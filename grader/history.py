@@ -239,8 +239,8 @@ def _imported_names(path: Path) -> set:
 
 def graded_files(root: Path, entry) -> list:
     """The files of `root` a step's grading reads (relative posix paths): the package folder;
-    or the step file, the other files beside it that are not step files (helpers it may import
-    or read), and, transitively, the repository's own modules it imports (found beside it or at
+    or the step file, the other Python files beside it that are not step files (helpers it may
+    import or read), and, transitively, the repository's own modules it imports (found beside it or at
     the top, as the worker's import path has them). Other steps' files are left out: adding
     step10.py does not change what step 9 grades."""
     root = Path(root)
@@ -248,8 +248,8 @@ def graded_files(root: Path, entry) -> list:
         return ['{}/{}'.format(entry.path, rel) for rel, _ in load._walk_files(root / entry.path)]
     dirs = [root / entry.sys_path_dir, root]
     beside = [Path(e.path) for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
-              if e.is_file(follow_symlinks=False) and not _STEP_FILE.match(e.name)
-              and not load._ignored(e.name, False)]
+              if e.is_file(follow_symlinks=False) and e.name.endswith('.py')
+              and not _STEP_FILE.match(e.name)]
     todo, seen = [root / entry.path] + beside, set()
     while todo:
         path = todo.pop()
@@ -277,6 +277,16 @@ def graded_subset(tree: Path, step: int, dest: Path):
 
 
 # -- 3. grading, cached by content ----------------------------------------------------------------
+
+def _lacking(entry, missing) -> list:
+    """Of the files a repository lacks the content of, those the step would have graded: in
+    the package, or (for a step file) any Python module."""
+    if entry.kind == 'package':
+        inside = [p for p in missing if p.startswith(entry.path + '/')]
+    else:
+        inside = [p for p in missing if p.endswith('.py')]
+    return sorted(inside)
+
 
 @functools.lru_cache(maxsize=None)
 def _grader_digest() -> str:
@@ -372,8 +382,9 @@ class Grader:
 
     def _tree(self, sha: str) -> Path:
         if sha not in self._trees:
-            self._trees[sha] = self.repo.extract(sha, self.work / 'trees' / sha)
-        return self._trees[sha]
+            dest = self.work / 'trees' / sha
+            self._trees[sha] = (dest, set(self.repo.extract(sha, dest)))
+        return self._trees[sha][0]
 
     def prepare(self, step: int, sha: str, only=()) -> Grading:
         g = Grading(step, sha, tuple(sorted(only)))
@@ -391,6 +402,12 @@ class Grader:
             g.problem = {'code': 'unreadable', 'message': str(e)}
             return g
         g.paths = tuple(paths)
+        lacking = _lacking(g.entry, self._trees[sha][1])
+        if lacking:
+            g.problem = {'code': 'unreadable', 'message': 'the repository lacks the content of '
+                         '{} at this commit (a copy without its largest files?)'.format(
+                             ', '.join(lacking[:5]))}
+            return g
         g.content_hash = load.content_hash(dest)
         g.key = cache_key(g.content_hash, step, self.options, g.only)
         g.subset = dest

@@ -3,6 +3,7 @@ files, a mapping file), which files a step grades, and reading a repository safe
 the learner's own git configuration runs). Repositories are built commit by commit in tmp."""
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -128,13 +129,14 @@ def test_a_step_file_grades_itself_its_helpers_and_the_modules_it_imports(tmp_pa
     (tree / 'steps' / 'common.py').write_text('from util import helper\nclass Variable: pass\n')
     (tree / 'util.py').write_text('def helper(): pass\n')
     (tree / 'steps' / 'step10.py').write_text('from common import Variable\n')
-    (tree / 'steps' / 'weights.txt').write_text('1 2 3\n')     # may be read at run time
+    (tree / 'steps' / 'loader.py').write_text('x = 1\n')       # may be read at run time
+    (tree / 'steps' / 'plot.png').write_bytes(b'png')          # what a demo wrote
     (tree / 'other.py').write_text('x = 1\n')                  # at the top, not imported
     (tree / 'steps' / '__pycache__').mkdir()
     (tree / 'steps' / '__pycache__' / 'common.cpython-311.pyc').write_bytes(b'')
     entry = load.find_entry(tree, 9)
-    assert history.graded_files(tree, entry) == ['steps/common.py', 'steps/step09.py',
-                                                 'steps/weights.txt', 'util.py']
+    assert history.graded_files(tree, entry) == ['steps/common.py', 'steps/loader.py',
+                                                 'steps/step09.py', 'util.py']
 
 
 def test_the_package_is_what_a_package_step_grades(tmp_path):
@@ -164,8 +166,8 @@ def test_the_learners_git_configuration_never_runs(repo, tmp_path):
     hook.write_text('#!/bin/sh\ntouch {}\n'.format(marker))
     hook.chmod(0o755)
     r = Repo(str(repo), tmp_path / 'scratch')
-    tree = r.extract(sha, tmp_path / 'tree')
-    assert (tree / 'dezero' / '__init__.py').read_text() == 'x = 1\n'
+    assert r.extract(sha, tmp_path / 'tree') == []
+    assert (tmp_path / 'tree' / 'dezero' / '__init__.py').read_text() == 'x = 1\n'
     r.diff(sha, sha, ['dezero'])
     assert not marker.exists()
 
@@ -185,3 +187,15 @@ def test_classroom_folders_are_the_repositories_in_it(repo, tmp_path):
     (tmp_path / 'empty').mkdir()
     found, ignored = history.find_repositories(tmp_path)
     assert list(found) == ['learner'] and sorted(ignored) == ['empty', 'notes.txt']
+
+
+def test_a_commit_whose_repository_lacks_a_blob_is_still_read(repo, tmp_path):
+    """A mirror without its largest files: the others are written, the lacking one named."""
+    sha = _commit(repo, 'Done step23', {'dezero/__init__.py': 'x = 1\n', 'big.bin': 'B' * 999})
+    blob = _git(repo, 'rev-parse', sha + ':big.bin')
+    clone = tmp_path / 'clone'
+    shutil.copytree(repo, clone)
+    (clone / '.git' / 'objects' / blob[:2] / blob[2:]).unlink()   # a loose object, as committed
+    r = Repo(str(clone), tmp_path / 'scratch')
+    assert r.extract(sha, tmp_path / 'tree') == ['big.bin']
+    assert (tmp_path / 'tree' / 'dezero' / '__init__.py').is_file()

@@ -135,6 +135,9 @@ def build_parser():
                    help='REPO is a folder of repositories (a GitHub Classroom download): grade '
                         'each, and write per-step batch folders for summaries and exports')
     c.add_argument('--force', action='store_true', help='grade again what the cache holds')
+    c.add_argument('--deep', action='store_true', help='also grade every earlier step\'s passed '
+                   'checks at the newest step\'s commit (beyond the regression steps each '
+                   'assignment names) and name the commit that broke any that fails there')
     c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')
     c.add_argument('--seed', type=_seed, help='one seed for every commit (default: from each '
                    'commit\'s graded files)')
@@ -361,7 +364,7 @@ def cmd_history(args):
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile, era=args.era,
                           limits=limits)
     kw = dict(jobs=args.jobs, map_file=args.map, tip=args.rev, steps=steps, cache=args.cache,
-              force=args.force)
+              force=args.force, deep=args.deep)
     try:
         if args.dry_run:
             sys.stdout.write(history.show_mapping(args.repo, map_file=args.map, tip=args.rev,

@@ -20,7 +20,9 @@ Where it sits: around `run.grade`, like `batch`, but over the commits of one git
    the options and the grader's and assignment's versions. An interrupted run resumes from the
    cache.
 4. **judge** the history: a step whose regression checks fail is a **rollback** only where the
-   earlier step's check passed at that step's own commit; then the commits in between are
+   earlier step's check passed at that step's own commit (`--deep` also grades every check that
+   passed at its own step again at the newest step's commit, and a failing one is a rollback
+   of the first step whose commit holds the commit that broke it); then the commits in between are
    bisected with that check alone (`Options(only=...)`) for the first one that breaks it, and
    the diff of the graded files between the last good and the first bad commit is kept. A
    regression check that never passed at its own step "never worked": the later step is a
@@ -527,7 +529,44 @@ def _first_bad(grader: Grader, own: dict, searches) -> None:
                 s['hi'] = mid
 
 
-def judge(grader: Grader, mapped, own: dict, profile: str) -> list:
+def _deep_searches(grader: Grader, mapped, own: dict, profile: str) -> list:
+    """`--deep`: every check that passed at its own step's commit, graded again at the newest
+    step's commit (one grading per earlier step, its passed checks only); each that fails there
+    is a search for the commit that first broke it. Package steps only (step files are separate
+    files, each graded at its own step)."""
+    last = max(mapped, key=lambda m: m.step)
+    tip = own[last.step]
+    if last.step < load.FIRST_PACKAGE_STEP or tip.doc is None:
+        return []
+    covered = {c['id'] for c in tip.doc['checks']}
+    wanted = {}
+    for m in mapped:
+        g = own[m.step]
+        if m.step >= last.step or m.step < load.FIRST_PACKAGE_STEP or g.doc is None:
+            continue
+        if g.sha == tip.sha or not grader.repo.is_ancestor(g.sha, tip.sha):
+            continue
+        passed = [c['id'] for c in g.doc['checks'] if not c['regression'] and
+                  c['status'] == 'passed' and _deciding(c, profile) and c['id'] not in covered]
+        if passed:
+            wanted[m.step] = grader.prepare(m.step, tip.sha, passed)
+    grader.grade(list(wanted.values()))
+    searches = []
+    for step, probe in sorted(wanted.items()):
+        for check in probe.only:
+            status = check_status(probe, check)
+            if status not in FAILING and status != 'invalid':
+                continue
+            card = next((c for c in (probe.doc or {}).get('checks', ()) if c['id'] == check), None)
+            reg = {'check': check, 'step': step, 'status': 'broken', 'passed_at': own[step].sha,
+                   'message': (card['message'] if card else 'not gradable at {}'.format(
+                       tip.sha[:10]))[:500], 'deep': True}
+            searches.append({'row': None, 'reg': reg, 'step': step, 'check': check,
+                             'good': own[step].sha, 'bad': tip.sha, 'paths': set(probe.paths)})
+    return searches
+
+
+def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -> list:
     """One timeline row per mapped step, with its verdict and evidence."""
     rows, searches = [], []
     for sc in mapped:
@@ -564,7 +603,12 @@ def judge(grader: Grader, mapped, own: dict, profile: str) -> list:
                 reg.update(status='never-worked', passed_at=None,
                            why='it did not pass at step {}\'s own commit {} ({}): step {} is '
                                'a reject'.format(c['step'], earlier.sha[:10], at_own, c['step']))
-            elif earlier.sha == sc.sha or not grader.repo.is_ancestor(earlier.sha, sc.sha):
+            elif earlier.sha == sc.sha:
+                reg.update(status='broken', passed_at=earlier.sha, first_bad=None,
+                           why='it passed at step {} and fails at step {} on the same commit {}: '
+                               'it depends on the seed (reproduce both with check '
+                               '--seed)'.format(c['step'], sc.step, sc.sha[:10]))
+            elif not grader.repo.is_ancestor(earlier.sha, sc.sha):
                 reg.update(status='broken', passed_at=earlier.sha, first_bad=None,
                            why='it passed at step {}\'s commit {}, which is not an earlier '
                                'commit of this one: the commit that broke it cannot be '
@@ -574,7 +618,18 @@ def judge(grader: Grader, mapped, own: dict, profile: str) -> list:
                 searches.append({'row': row, 'reg': reg, 'step': sc.step, 'check': c['id'],
                                  'good': earlier.sha, 'bad': sc.sha, 'paths': set(g.paths)})
             row['regressions'].append(reg)
+    deep_searches = _deep_searches(grader, mapped, own, profile) if deep and mapped else []
+    searches += deep_searches
     _first_bad(grader, own, searches)
+    by_step = {r['step']: r for r in rows}
+    for s in deep_searches:
+        # the rollback belongs to the first step whose commit contains the first bad commit
+        bad = s['commits'][s['hi']]
+        owner = next((m.step for m in sorted(mapped, key=lambda m: m.step)
+                      if m.step > s['step'] and grader.repo.is_ancestor(bad, m.sha)), None)
+        if owner is not None and s['check'] not in {r['check'] for r in by_step[owner]['regressions']}:
+            s['row'] = by_step[owner]
+            by_step[owner]['regressions'].append(s['reg'])
     for s in searches:
         commits, reg = s['commits'], s['reg']
         bad = commits[s['hi']]
@@ -588,8 +643,9 @@ def judge(grader: Grader, mapped, own: dict, profile: str) -> list:
             paths.update(gr.paths)
         reg['diff'] = grader.repo.diff(good, bad, sorted(paths)) if paths else \
             {'files': [], 'text': '', 'truncated': False}
-        reg['why'] = ('it passed at step {}\'s commit {} and first fails at {} ("{}")'.format(
-            reg['step'], s['good'][:10], bad[:10], reg['first_bad']['subject'][:80]))
+        reg['why'] = ('it passed at step {}\'s commit {} and first fails at {} ("{}"){}'.format(
+            reg['step'], s['good'][:10], bad[:10], reg['first_bad']['subject'][:80],
+            '; found by --deep, still failing at the newest step\'s commit' if reg.get('deep') else ''))
     for row in rows:
         if 'verdict' in row:
             continue
@@ -647,7 +703,7 @@ def parse_steps(text: str | None) -> set | None:
 
 
 def grade_history(source: str, out, options, *, jobs: int | None = None, map_file=None,
-                  tip: str | None = None, steps=None, cache=None, force=False,
+                  tip: str | None = None, steps=None, cache=None, force=False, deep=False,
                   stream=sys.stderr) -> HistoryResult:
     """Map, grade, judge and write the history of the repository `source` to `out`."""
     out = Path(out)
@@ -656,6 +712,9 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
     cache.mkdir(parents=True, exist_ok=True)
     available = set(assignments.available_steps())
     with batch._locked(out):
+        for stale in out.glob('.history-*'):     # what a killed run left: its workers, its files
+            batch._stop_leftover_workers(stale)
+            shutil.rmtree(stale, ignore_errors=True)
         work = Path(tempfile.mkdtemp(prefix='.history-', dir=out))
         try:
             repo = Repo(source, work)
@@ -670,7 +729,7 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
                     ', '.join('{} by {}'.format(n, how) for how, n in _count_how(mapped))))
             own = {m.step: grader.prepare(m.step, m.sha) for m in mapped}
             grader.grade(list(own.values()))
-            rows = judge(grader, mapped, own, options.profile)
+            rows = judge(grader, mapped, own, options.profile, deep=deep)
             scorecards = {}
             for m in mapped:
                 g = own[m.step]
@@ -791,7 +850,7 @@ def find_repositories(folder: Path) -> tuple:
 
 
 def grade_classroom(folder, out, options, *, jobs=None, map_file=None, tip=None, steps=None,
-                    cache=None, force=False, stream=sys.stderr) -> ClassroomResult:
+                    cache=None, force=False, deep=False, stream=sys.stderr) -> ClassroomResult:
     """Every repository of `folder` (one per student, as GitHub Classroom downloads them)
     graded as a history into out/<id>/, with one content cache for all (the same code is graded
     once); then, per step, a batch-style folder out/steps/stepNN/ (scorecards/<id>.json with the
@@ -811,7 +870,8 @@ def grade_classroom(folder, out, options, *, jobs=None, map_file=None, tip=None,
                                                       len(repos)))
         try:
             result = grade_history(str(path), out / ident, options, jobs=jobs, map_file=map_file,
-                                   tip=tip, steps=steps, cache=cache, force=force, stream=stream)
+                                   tip=tip, steps=steps, cache=cache, force=force, deep=deep,
+                                   stream=stream)
         except (HistoryError, RepoError) as e:
             failures[ident] = str(e)
             continue

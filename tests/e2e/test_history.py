@@ -206,3 +206,31 @@ def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
     assert {r['first_bad']['commit'] for r in deep} == {first_bad}
     assert {r['passed_at'] for r in deep} == {step40}
     assert {r['check'] for r in deep} <= set(fault.targets)
+
+
+def test_a_classroom_folder_feeds_per_step_summaries_and_exports(tmp_path, packages):
+    """One repository per student: each graded as a history, one cache for all (the same
+    package at the same step is graded once), and per-step batch folders that export reads,
+    carrying the history's verdict."""
+    classroom = tmp_path / 'classroom'
+    classroom.mkdir()
+    alice = History(classroom / 'alice', packages)
+    alice.commit('Done step44')
+    alice.commit('step 45', 'bad')
+    bob = History(classroom / 'bob', packages)
+    bob.commit('Done step44', 'bad')
+    bob.commit('step45', 'bad')
+    (classroom / 'notes.txt').write_text('not a repository')
+    out = tmp_path / 'out'
+    proc = _cli('history', classroom, '--classroom', '--out', out, '--jobs', 2, '--sandbox', 'basic')
+    assert proc.returncode == 0, proc.stderr
+    assert 'alice' in proc.stdout and 'rollbacks at step 45' in proc.stdout
+    summary = json.loads((out / 'steps' / 'step45' / 'summary.json').read_text())
+    assert schema.errors('batch-summary', summary) == []
+    verdicts = {s['id']: s['verdict'] for s in summary['submissions']}
+    assert verdicts == {'alice': 'rollback', 'bob': 'reject'}   # bob's never worked
+    assert summary['ignored'] == ['notes.txt']
+    bob_doc = json.loads((out / 'bob' / 'history.json').read_text())
+    assert bob_doc['counts']['from_cache'] >= 1        # alice's step 45 package, graded once
+    proc = _cli('export', out / 'steps' / 'step45', '--format', 'junit', '--out', tmp_path / 'j.xml')
+    assert proc.returncode == 0 and (tmp_path / 'j.xml').is_file()

@@ -600,8 +600,9 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             earlier = own.get(c['step'])
             reg = {'check': c['id'], 'step': c['step'], 'message': c['message'][:500]}
             at_own = check_status(earlier, c['id']) if earlier is not None else None
-            if earlier is not None and earlier.entry is not None and g.entry is not None and \
-                    earlier.entry.kind != g.entry.kind:
+            ref_step = c['step']
+            if earlier is not None and earlier.entry is not None and g.entry is not None and (
+                    earlier.entry.kind != g.entry.kind or at_own is None):
                 # a step file's check graded on the package (the regression packs of stage 5):
                 # what passed in stepNN.py is other code; the package must have passed it at
                 # an earlier step's commit (as one of that step's regression checks)
@@ -610,15 +611,22 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
                           and own[m.step].entry.kind == kind
                           and check_status(own[m.step], c['id']) == 'passed']
                 if not passed:
+                    if at_own is None:
+                        there = ('step {}\'s own grading does not run it (a regression pack '
+                                 'names it), and'.format(c['step']))
+                    elif at_own == 'passed':
+                        there = 'it passed at step {}\'s own commit {} in {}, but'.format(
+                            c['step'], earlier.sha[:10], earlier.entry.path)
+                    else:
+                        there = 'it did not pass at step {}\'s own commit {} in {} ({}), and'.format(
+                            c['step'], earlier.sha[:10], earlier.entry.path, at_own)
                     reg.update(status='never-worked', passed_at=None,
-                               why='it passed at step {}\'s own commit {} in {}, but the package '
-                                   'has not passed it at any earlier step\'s commit: it never '
-                                   'worked there'.format(c['step'], earlier.sha[:10],
-                                                         earlier.entry.path))
+                               why='{} the package has not passed it at any earlier step\'s '
+                                   'commit: it never worked there'.format(there))
                     row['regressions'].append(reg)
                     continue
-                earlier = own[max(passed)]
-                at_own = 'passed'
+                ref_step = max(passed)
+                earlier, at_own = own[ref_step], 'passed'
             if earlier is None:
                 reg.update(status='never-worked', why='step {} has no commit in the history: '
                            'nothing shows that this check ever passed'.format(c['step']))
@@ -639,7 +647,8 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             else:
                 reg.update(status='broken', passed_at=earlier.sha)
                 searches.append({'row': row, 'reg': reg, 'step': sc.step, 'check': c['id'],
-                                 'good': earlier.sha, 'bad': sc.sha, 'paths': set(g.paths)})
+                                 'good': earlier.sha, 'bad': sc.sha, 'paths': set(g.paths),
+                                 'good_step': ref_step})
             row['regressions'].append(reg)
     deep_searches = _deep_searches(grader, mapped, own, profile) if deep and mapped else []
     searches += deep_searches
@@ -666,8 +675,10 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             paths.update(gr.paths)
         reg['diff'] = grader.repo.diff(good, bad, sorted(paths)) if paths else \
             {'files': [], 'text': '', 'truncated': False}
-        reg['why'] = ('it passed at step {}\'s commit {} and first fails at {} ("{}"){}'.format(
-            reg['step'], s['good'][:10], bad[:10], reg['first_bad']['subject'][:80],
+        reg['why'] = ('it passed at step {}\'s commit {}{} and first fails at {} ("{}"){}'.format(
+            s.get('good_step', reg['step']), s['good'][:10],
+            '' if s.get('good_step', reg['step']) == reg['step'] else ' (as a regression check)',
+            bad[:10], reg['first_bad']['subject'][:80],
             '; found by --deep, still failing at the newest step\'s commit' if reg.get('deep') else ''))
     for row in rows:
         if 'verdict' in row:

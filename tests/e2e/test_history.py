@@ -2,7 +2,8 @@
 from the reference and single-fault variants (`dezero-grade inject`): an increment that breaks
 an earlier step's check that passed at its own commit is a rollback naming the commit that
 broke it; a fault present from the start never is. Steps 44-45 (package steps, one regression
-step each) keep every grading about a second."""
+step each) keep every grading about a second; the --deep test, which grades the history
+twice, is marked slow."""
 import json
 import shutil
 import subprocess
@@ -182,6 +183,7 @@ def test_a_step_file_history(tmp_path):
     assert 'steps/step04.py' in rows[5]['regressions'][0]['diff']['files']
 
 
+@pytest.mark.slow
 def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
     """A fault of step 40 introduced on the way to step 45: step 45's own regression checks are
     step 44's, so only --deep (step 40's passed checks graded again at step 45's commit) sees

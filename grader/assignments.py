@@ -2,8 +2,11 @@
 
 An assignment is data (`assignments/stepNN.json`). Loading validates it against
 `schemas/assignment.schema.json`, then every check it uses against the check registry (unknown
-name, unknown or ill-typed parameter) and every fault against the fault library — all before
-anything is graded, with errors that name the file and the place.
+name, unknown or ill-typed parameter), every scenario a check runs against the scenario
+declarations (`grader.contracts`: the scenario exists, its arguments are declared ones of the
+declared kinds, every report path an expectation names is in its declared report) and every
+fault against the fault library — all before anything is graded, with errors that name the file
+and the place. No scenario code is imported here.
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import re
 
 import jsonschema
 
-from grader import schema
+from grader import contracts, schema
 from grader.checks import load_all
 from grader.errors import GraderError
 from grader.model import Assignment, CheckUse, Fault
@@ -73,6 +76,7 @@ def from_document(doc, name='<assignment>') -> Assignment:
         except jsonschema.ValidationError as e:
             raise AssignmentError('{}: parameters of {!r} are wrong at {}: {}'.format(
                 where, c['check'], '/'.join(map(str, e.path)) or '(top)', e.message)) from None
+        _check_contract(where, definition, params)
         check_step = c.get('step', step)
         uses.append(CheckUse(
             id='step{:02d}/{}'.format(check_step, c['id']), check=c['check'], step=check_step,
@@ -98,6 +102,31 @@ def from_document(doc, name='<assignment>') -> Assignment:
                       adds=tuple(doc.get('adds', ())), entry=doc['entry'], checks=tuple(uses),
                       regression=tuple(doc.get('regression', ())), faults=tuple(faults),
                       no_code=doc.get('no_code', False))
+
+
+def _check_contract(where, definition, params):
+    """The scenarios the check would run, with the arguments it would give them, and the report
+    paths it names, against the declarations (what a worker would find out only when it runs)."""
+    declared = contracts.load_all()
+    try:
+        plan = definition.plan(params, 0)
+    except Exception as e:   # parameters the schema accepts but the check cannot plan with
+        raise AssignmentError('{}: parameters of {!r} cannot be planned: {}: {}'.format(
+            where, definition.name, type(e).__name__, e)) from None
+    for probe in plan.learner + plan.reference:
+        decl = declared.get(probe.scenario)
+        if decl is None:
+            raise AssignmentError('{} {}'.format(where, contracts.unknown_scenario(probe.scenario)))
+        problems = decl.param_problems(probe.params)
+        if problems:
+            raise AssignmentError('{}: {}'.format(where, '; '.join(problems)))
+    if definition.report_paths is None or not plan.learner:
+        return
+    decl = declared[plan.learner[0].scenario]
+    for at, path in definition.report_paths(params):
+        why = decl.path_problem(path)
+        if why:
+            raise AssignmentError('{}: {}: {}'.format(where, at, why))
 
 
 def with_regression(assignment: Assignment) -> tuple:

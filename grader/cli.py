@@ -2,10 +2,16 @@
 
 Exit status of `check`: 0 accept, 1 rollback / reject / incomplete / invalid, 2 usage error. Every other
 command: 0 on success, 1 when what it checks fails (selftest gaps), 2 on a usage error.
+
+A usage error is a message on stderr, never a traceback, and is found before any grading where it
+can be: output paths are checked for writability first (the writes themselves stay atomic), and a
+mistyped `--only` id is named with the ids it is close to.
 """
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
 import tempfile
 import time
@@ -16,6 +22,61 @@ from grader import bwrap
 from grader.errors import GraderError, SubmissionError
 
 USAGE_ERROR = 2
+
+
+class OutputError(Exception):
+    """A place the user asked us to write to cannot be written (a folder where a file is meant,
+    a folder that does not exist, no permission)."""
+
+
+def _writable_file(option: str, path) -> Path:
+    """Check, before any grading, that a file can be written at `path`: its folder exists and
+    takes new files, and `path` is not a folder. The write itself stays atomic."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError('{} {}: that is a folder; name a file, e.g. {}'.format(
+            option, path, path / 'scorecard.json' if option == '--json' else path / 'out'))
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise OutputError('{} {}: {} is a file, not a folder'.format(option, path, folder))
+    if not folder.is_dir():
+        raise OutputError('{} {}: the folder {} does not exist'.format(option, path, folder))
+    _check_can_create(option, path, folder)
+    return path
+
+
+def _writable_folder(option: str, path) -> Path:
+    """Check that `path` is a folder we may create files in (made, with its parents, if it is
+    not there yet)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError('{} {}: that is a file, not a folder'.format(option, path))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError('{} {}: cannot make that folder ({})'.format(
+            option, path, e.strerror or e)) from None
+    _check_can_create(option, path, path)
+    return path
+
+
+def _check_can_create(option, path, folder):
+    try:
+        fd, probe = tempfile.mkstemp(prefix='.dezero-grade-', dir=folder)
+    except OSError as e:
+        raise OutputError('{} {}: cannot write in {} ({})'.format(
+            option, path, folder, e.strerror or e)) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _unknown_checks(only, step):
+    """The ids of `--only` that are no check of `step` (its own or a regression check), each with
+    the closest ids it may have meant."""
+    own, regression = assignments.with_regression(assignments.load(step))
+    known = [u.id for u in own] + [u.id for u in regression]
+    return [(name, difflib.get_close_matches(name, known, n=3, cutoff=0.6))
+            for name in only if name not in known]
 
 
 def _seed(text):
@@ -32,11 +93,22 @@ def _step(text):
     return value
 
 
+def version() -> str:
+    """The installed grader's version (the package metadata; the source tree's pyproject when
+    run from a checkout that was never installed)."""
+    from importlib import metadata
+    try:
+        return metadata.version('dezero-grader')
+    except metadata.PackageNotFoundError:
+        return 'unknown (not installed)'
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog='dezero-grade',
         description='The acceptance gate for a DeZero rebuilt step by step: gradient checks, '
                     'device / mode / state / serialization invariants and fault detection.')
+    p.add_argument('--version', action='version', version='dezero-grade ' + version())
     sub = p.add_subparsers(dest='command', metavar='COMMAND')
 
     c = sub.add_parser('list', help='steps, titles and what each checks')
@@ -57,6 +129,8 @@ def build_parser():
                         'still work and are listed as compatibility findings; current: today\'s '
                         'NumPy 2 and CuPy 14, where the same uses fail')
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
+    c.add_argument('--html', metavar='OUT', help='write the report as one self-contained HTML '
+                   'file there (the graph of a failing gradient check drawn)')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
@@ -156,7 +230,8 @@ def build_parser():
     c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit')
     c.add_argument('source', nargs='?', metavar='DIR',
                    help='a batch --out folder, or one scorecard file (check --json)')
-    c.add_argument('--format', required=True, choices=('gradescope', 'canvas', 'lti', 'junit'))
+    c.add_argument('--format', required=True,
+                   choices=('gradescope', 'canvas', 'lti', 'junit', 'html'))
     c.add_argument('--out', metavar='PATH', help='file (or folder, for gradescope from a batch) to '
                    'write; default: DIR/exports/...')
     c.add_argument('--roster', metavar='CSV', help='roster to use instead of the batch\'s')
@@ -195,6 +270,14 @@ def main(argv=None):
         return USAGE_ERROR
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:
+        # the reader went away (`dezero-grade list | head`): stop quietly, as other tools do;
+        # point stdout at nothing so the interpreter's final flush does not complain again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OutputError as e:
+        print('dezero-grade: {}'.format(e), file=sys.stderr)
+        return USAGE_ERROR
     except SubmissionError as e:
         print('dezero-grade: {}'.format(e.message), file=sys.stderr)
         return USAGE_ERROR
@@ -240,6 +323,22 @@ def cmd_check(args):
         bwrap.resolve(sandbox)
     except GraderError as e:
         return _usage(e)
+    if not os.path.lexists(args.submission):
+        return _usage('there is no file or folder at {}: pass the folder (or .zip) that holds '
+                      'your dezero/ package or stepNN.py'.format(args.submission))
+    unknown = _unknown_checks(args.only, args.step)
+    if unknown:
+        name, close = unknown[0]
+        return _usage('--only {}: step {} has no such check{}; the scorecard (--json) and '
+                      '`dezero-grade faults --step {}` name its checks'.format(
+                          name, args.step, ' (did you mean {}?)'.format(' or '.join(close))
+                          if close else '', args.step))
+    if args.json:
+        _writable_file('--json', args.json)
+    if args.graph_dir:
+        _writable_folder('--graph-dir', args.graph_dir)
+    if args.html:
+        _writable_file('--html', args.html)
     limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
@@ -249,13 +348,26 @@ def cmd_check(args):
         doc = run.grade(args.submission, args.step, options, progress=progress)
     finally:
         progress.finish()
-    if args.json:
-        scorecard.write(args.json, doc)
-    if args.graph_dir:
-        _write_graphs(doc, Path(args.graph_dir))
     sys.stdout.write(report.render(doc, colour=report.use_colour(sys.stdout),
                                    verbose=args.verbose))
-    return 0 if doc['verdict'] == 'accept' else 1
+    status = 0 if doc['verdict'] == 'accept' else 1
+    # checked before grading, but the disk can still fill up or a folder vanish meanwhile: the
+    # report above is printed first, so the grading is never lost for want of a file
+    try:
+        if args.json:
+            scorecard.write(args.json, doc)
+        if args.graph_dir:
+            _write_graphs(doc, Path(args.graph_dir))
+        if args.html:
+            from grader import htmlreport
+            htmlreport.write_report(args.html, doc)
+            print('html report: {}'.format(args.html))
+    except OSError as e:
+        print('dezero-grade: could not write {}: {}'.format(
+            e.filename or args.json or args.graph_dir or args.html, e.strerror or e),
+            file=sys.stderr)
+        return USAGE_ERROR
+    return status
 
 
 def _write_graphs(doc, folder):
@@ -326,6 +438,7 @@ def cmd_batch(args):
                                               seed=args.seed, timeout_s=args.timeout,
                                               memory_mb=args.memory, sandbox=args.sandbox)
         shard = batch.Shard.parse(args.shard) if args.shard else None
+        _writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
                                  roster=roster, force=args.force)
@@ -338,6 +451,7 @@ def cmd_batch(args):
 def cmd_merge(args):
     from grader import batch
     try:
+        _writable_folder('--out', args.out)
         result = batch.merge(args.folders, args.out)
     except batch.BatchError as e:
         return _usage(e)
@@ -391,7 +505,7 @@ def cmd_history(args):
 
 
 _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': 'lti-scores.json',
-                    'junit': 'junit.xml'}
+                    'junit': 'junit.xml', 'html': 'html'}
 
 
 def cmd_export(args):
@@ -429,8 +543,16 @@ def cmd_export(args):
         base = source / 'exports' if graded.summary is not None else Path('.')
         if args.format == 'gradescope' and graded.summary is None:
             out = Path(args.out or 'results.json')
+        elif args.format == 'html' and graded.summary is None:
+            out = Path(args.out or 'report.html')
         else:
             out = Path(args.out or base / _EXPORT_DEFAULTS[args.format])
+        if args.format in ('gradescope', 'html') and graded.summary is not None:
+            _writable_folder('--out', out)   # one file per submission
+        else:
+            if not args.out:
+                _writable_folder('--out', out.parent)   # DIR/exports/, made by the first export
+            _writable_file('--out', out)
         if args.format == 'gradescope':
             written = gradescope.export(graded, out, visibility=args.visibility)
         elif args.format == 'canvas':
@@ -438,10 +560,16 @@ def cmd_export(args):
                                     assignment_id=args.assignment_id)
         elif args.format == 'lti':
             written = lti.export(graded, out, roster)
+        elif args.format == 'html':
+            from grader.export import html as html_export
+            written = html_export.export(graded, out)
         else:
             written = junit.export(graded, out)
     except (export.ExportError, roster_mod.RosterError) as e:
         return _usage(e)
+    except OSError as e:
+        return _usage('could not write the {} export to {}: {}'.format(
+            args.format, e.filename or out, e.strerror or e))
     for warning in written.warnings:
         print('dezero-grade export: {}'.format(warning), file=sys.stderr)
     where = out if len(written.paths) == 1 else '{} ({} files)'.format(out, len(written.paths))

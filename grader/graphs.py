@@ -12,9 +12,11 @@ from pathlib import Path
 def to_dot(graph, title='') -> str:
     lines = ['digraph g {', '  label="{}";'.format(title.replace('"', "'")), '  rankdir=LR;']
     for i, v in enumerate(graph['variables']):
-        label = '{}{} {}'.format((v.get('name') or '') + ': ' if v.get('name') else '',
-                                 tuple(v.get('shape', ())), v.get('dtype', ''))
-        lines.append('  v{} [label="{}", color=orange, style=filled];'.format(i, label))
+        name = v.get('label') or v.get('name')
+        label = '{}{} {}'.format(name + ': ' if name else '', tuple(v.get('shape', ())),
+                                 v.get('dtype', '')).replace('\\', '\\\\').replace('"', "'")
+        colour = 'red' if v.get('grad_ok') is False else 'orange'
+        lines.append('  v{} [label="{}", color={}, style=filled];'.format(i, label, colour))
     for k, n in enumerate(graph['nodes']):
         colour = 'red' if n.get('divergent') else 'lightblue'
         lines.append('  f{} [label="{} (gen {})", color={}, style=filled, shape=box];'.format(

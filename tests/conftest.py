@@ -12,6 +12,7 @@ result silently left on the wrong device fails the test instead of passing it. `
 is the host alone, for tests that compare a device's results with the host's.
 """
 import importlib
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +31,7 @@ from grader import bwrap as _bwrap  # noqa: E402
 if _bwrap.unavailable() is not None:
     # a machine without bubblewrap still runs the suite, in the basic sandbox (batch refuses to
     # start without bubblewrap unless told): the bubblewrap tests skip and say why
-    import os as _os
-    _os.environ.setdefault(_bwrap.ENV, 'basic')
+    os.environ.setdefault(_bwrap.ENV, 'basic')
 
 
 def pytest_report_header(config):
@@ -66,7 +66,13 @@ def _install_simulated_device():
             type(exc).__name__, exc)
 
 
-_SIM_CUPY, _SIM_SKIP_REASON, _SIM_ERROR = _install_simulated_device()
+# DEZERO_TEST_DEVICE=cuda (on a machine with an NVIDIA GPU and CuPy's CUDA build): the device
+# tests run on the real GPU instead of the simulated one; nothing is simulated then
+REAL_GPU = os.environ.get('DEZERO_TEST_DEVICE') == 'cuda'
+if REAL_GPU:
+    _SIM_CUPY, _SIM_SKIP_REASON, _SIM_ERROR = importlib.import_module('cupy'), None, None
+else:
+    _SIM_CUPY, _SIM_SKIP_REASON, _SIM_ERROR = _install_simulated_device()
 
 
 @dataclass(frozen=True)
@@ -108,12 +114,13 @@ class Device:
 
 
 CPU = Device('cpu', np)
-SIM = Device('sim', _SIM_CUPY) if _SIM_CUPY is not None else None
+SIM = Device('cuda' if REAL_GPU else 'sim', _SIM_CUPY) if _SIM_CUPY is not None else None
 
 
-@pytest.fixture(scope='session', params=['cpu', 'sim'])
+@pytest.fixture(scope='session', params=['cpu', 'cuda' if REAL_GPU else 'sim'])
 def device(request) -> Device:
-    """The device under test; "sim" skips (with the reason) while the simulated device is absent."""
+    """The device under test; "sim" skips (with the reason) while the simulated device is absent;
+    "cuda" is the real GPU (DEZERO_TEST_DEVICE=cuda)."""
     if request.param == 'cpu':
         return CPU
     if _SIM_ERROR is not None:

@@ -40,15 +40,20 @@ class CheckDef:
     judge: Callable[[JudgeInput], list]
     tolerance: Mapping[str, float] = field(default_factory=dict)
     repro: Callable[[Mapping[str, Any], Plan], str] | None = None
+    # (where, path) of every report path the parameters name, in the report of the first
+    # learner probe's scenario: validated against its declaration when the assignment loads
+    report_paths: Callable[[Mapping[str, Any]], list] | None = None
 
 
-def register(name, *, summary, params, plan, judge, tolerance=None, repro=None, required=()):
+def register(name, *, summary, params, plan, judge, tolerance=None, repro=None, required=(),
+             report_paths=None):
     """Register a check. `params` is the JSON-Schema `properties` of its parameters."""
     if name in CHECKS:
         raise ValueError('check {!r} registered twice'.format(name))
     schema = {'type': 'object', 'properties': dict(params), 'required': list(required),
               'additionalProperties': False}
-    CHECKS[name] = CheckDef(name, summary, schema, plan, judge, dict(tolerance or {}), repro)
+    CHECKS[name] = CheckDef(name, summary, schema, plan, judge, dict(tolerance or {}), repro,
+                            report_paths)
     return CHECKS[name]
 
 

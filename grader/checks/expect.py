@@ -13,6 +13,7 @@ import numpy as np
 
 from grader.checks import Plan, learner_error_finding, register
 from grader.checks.compare import compare, tolerance_for
+from grader.contracts.shapes import split_path as _split
 from grader.model import Finding, Probe
 from grader.wire import Array
 
@@ -48,20 +49,6 @@ def resolve(tree, path):
         if isinstance(v, dict) and 'raised' in v:
             raise Raised(path, v)
     return values
-
-
-def _split(path):
-    parts = []
-    for chunk in path.split('.'):
-        while '[' in chunk:
-            head, rest = chunk.split('[', 1)
-            if head:
-                parts.append(head)
-            idx, chunk = rest.split(']', 1)
-            parts.append('*' if idx == '*' else int(idx))
-        if chunk:
-            parts.append(chunk)
-    return parts
 
 
 def _plain(v):
@@ -186,6 +173,15 @@ SCENARIO_PARAMS = {
     'what': {'type': 'string', 'description': 'what the scenario does, for messages'},
 }
 
+def _expectation_paths(params):
+    out = []
+    for i, exp in enumerate(params['expect']):
+        out.append(('expect[{}].path'.format(i), exp['path']))
+        if 'other' in exp:
+            out.append(('expect[{}].other'.format(i), exp['other']))
+    return out
+
+
 register(
     'expect',
     summary='stated expectations on what a scenario reports about the learner\'s code',
@@ -193,6 +189,7 @@ register(
     required=('scenario', 'expect'),
     plan=lambda params, seed: _scenario_plan(params, seed, reference=False),
     judge=_expect_judge,
+    report_paths=_expectation_paths,
 )
 
 
@@ -321,4 +318,6 @@ register(
     required=('scenario',),
     plan=lambda params, seed: _scenario_plan(params, seed, reference=True),
     judge=_match_judge,
+    report_paths=lambda params: [('ignore[{}]'.format(i), p)
+                                 for i, p in enumerate(params.get('ignore', ()))],
 )

@@ -352,6 +352,7 @@ def _trajectory_judge(inp):
     if _same_structure(graph, r['graph']):
         lv, rv = graph['variables'], r['graph']['variables']
         ok = [_grad_ok(a['grad'], b['grad'], inp.tolerance) for a, b in zip(lv, rv)]
+        evidence['graph'] = _graph_summary(graph, r['graph'], ok)
         for k, node in enumerate(graph['nodes']):
             outs_ok = all(ok[o] for o in node['outputs'])
             ins_ok = all(ok[i] for i in node['inputs'])
@@ -377,9 +378,48 @@ def _trajectory_judge(inp):
     return findings
 
 
-def _graph_summary(graph):
-    return {'nodes': [dict(n) for n in graph['nodes']],
-            'variables': [{k: v for k, v in var.items() if k != 'grad'} for var in graph['variables']]}
+_LABEL_CHARS = 40
+_SUMMARY_KEYS = ('min', 'max', 'mean', 'size')
+
+
+def _bounded_summary(s):
+    """A value summary from the worker, kept only in its small known form (it crossed from
+    learner code: a name or a summary of another shape is cut or dropped, never trusted)."""
+    if not isinstance(s, dict):
+        return None
+    out = {k: s[k] for k in _SUMMARY_KEYS if isinstance(s.get(k), (int, float))
+           and not isinstance(s.get(k), bool)}
+    head = s.get('head')
+    if isinstance(head, list):
+        out['head'] = [x for x in head[:4] if isinstance(x, (int, float)) and not isinstance(x, bool)]
+    return out or None
+
+
+def _text(value):
+    return value[:_LABEL_CHARS] if isinstance(value, str) else None
+
+
+def _graph_summary(graph, reference=None, grads_ok=None):
+    """The graph for the evidence: its nodes, and per variable its shape, dtype, name (the
+    learner's, if set), label and the summaries of its value and gradient; with the reference's
+    graph of the same structure also the reference's gradient and whether they agree."""
+    variables = []
+    for i, var in enumerate(graph['variables']):
+        out = {k: v for k, v in var.items()
+               if k not in ('grad', 'name', 'label', 'data_summary', 'grad_summary')}
+        out['name'] = _text(var.get('name'))
+        out['label'] = _text(var.get('label')) or 'v{}'.format(i)
+        for key in ('data_summary', 'grad_summary'):
+            summary = _bounded_summary(var.get(key))
+            if summary is not None:
+                out[key] = summary
+        if reference is not None:
+            expected = _bounded_summary(reference['variables'][i].get('grad_summary'))
+            if expected is not None:
+                out['expected_grad_summary'] = expected
+            out['grad_ok'] = bool(grads_ok[i])
+        variables.append(out)
+    return {'nodes': [dict(n) for n in graph['nodes']], 'variables': variables}
 
 
 register(

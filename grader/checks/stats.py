@@ -1,6 +1,6 @@
 """`dropout.statistics`: inverted dropout judged statistically, with a stated confidence.
 
-The inputs x are n positive values (`modes.dropout_inputs`); the learner's `F.dropout` runs once
+The inputs x are n positive values (`grader.contracts.modes.dropout_inputs`); the learner's `F.dropout` runs once
 per ratio r in training mode, its generator seeded from the check's seed. No mask is compared with the reference's (a learner may draw it
 any way the book allows). Three findings per ratio:
 
@@ -21,7 +21,7 @@ import numpy as np
 from grader.checks import Plan, learner_error_finding, register
 from grader.checks.compare import compare, tolerance_for
 from grader.model import Finding, Probe
-from grader.probes.scenarios.modes import dropout_inputs, ratio_key
+from grader.contracts.modes import dropout_inputs, ratio_key
 
 
 def _two_sided_tail(z):

@@ -18,7 +18,7 @@ from pathlib import Path
 from grader import schema
 from grader.export import roster as roster_mod
 
-FORMATS = ('gradescope', 'canvas', 'lti', 'junit')
+FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
 from grader.model import FAILING   # noqa: F401  (check statuses that count as not passed)
 
 

@@ -207,7 +207,8 @@ def main(argv=None) -> int:
                                               timeout_s=args.timeout, memory_mb=args.memory,
                                               sandbox=args.sandbox)
         doc = run.grade(_submission(Path(args.submission)), args.step, options.run_options())
-        gradescope.write(results_path, doc, visibility=args.visibility)
+        schema.write_json(results_path, gradescope.html_output(
+            gradescope.results(doc, visibility=args.visibility), doc), gradescope.SCHEMA)
         sys.stdout.write(report.render(doc))
     except BaseException as exc:   # the learner must get a results.json whatever happened
         traceback.print_exc(file=sys.stdout)

@@ -93,6 +93,15 @@ def results(doc: dict, *, visibility: str = 'visible') -> dict:
     return out
 
 
+def html_output(out: dict, doc: dict) -> dict:
+    """A results.json whose top-level `output` is the HTML report of `doc` (the page's body:
+    verdict, failing checks, the graph of a failing gradient check) instead of the text one."""
+    from grader import htmlreport
+    out = dict(out, output=htmlreport.fragment(doc), output_format='html')
+    schema.validate(SCHEMA, out)
+    return out
+
+
 def write(path, doc: dict, *, visibility: str = 'visible') -> Path:
     path = Path(path)
     schema.write_json(path, results(doc, visibility=visibility), SCHEMA)

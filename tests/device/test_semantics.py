@@ -9,6 +9,7 @@ and the im2col/col2im emulation, the random streams, and a DeZero-like training 
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
 import textwrap
@@ -31,7 +32,14 @@ def _notes(exc) -> str:
 
 @pytest.fixture
 def cp():
-    """The simulated `cupy` module, current era; the previous state is restored afterwards."""
+    """The simulated `cupy` module, current era; the previous state is restored afterwards.
+    With DEZERO_TEST_DEVICE=cuda, real CuPy on the real GPU instead: the rows then show where
+    the simulation and the device it stands for differ (run `-k row`; the other tests inspect
+    the simulation itself)."""
+    if os.environ.get("DEZERO_TEST_DEVICE") == "cuda":
+        import cupy
+        yield cupy
+        return
     with sd.simulated("current") as mod:
         sd.reset_stats()
         sd.clear_findings()

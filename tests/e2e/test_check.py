@@ -176,7 +176,7 @@ def test_cli_exit_codes_and_json(tmp_path):
     beyond = _cli('check', str(reference.ROOT), '--step', '61')
     assert beyond.returncode == 2 and 'steps run from 1 to 60' in beyond.stderr
     nowhere = _cli('check', str(REPO / 'no-such-folder'), '--step', '52')
-    assert nowhere.returncode == 1 and 'INVALID' in nowhere.stdout
+    assert nowhere.returncode == 2 and 'no file or folder at' in nowhere.stderr   # a typo
 
 
 def test_help_lists_the_commands():

@@ -105,3 +105,65 @@ def test_names_that_are_not_utf8_too_long_or_hold_a_newline_still_get_a_summary(
     assert all(row['verdict'] == 'accept' for row in summary['submissions'])
     log = proc.stderr.decode('utf-8', 'replace')
     assert not any(line.startswith('lines') for line in log.splitlines())   # no forged line
+
+
+# -- what a user types wrong: a message and exit status 2, before any grading ----------------------
+
+def _refused(proc, *words):
+    err = proc.stderr.decode('utf-8', 'replace')
+    assert proc.returncode == 2, err[-2000:]
+    assert 'Traceback' not in err and all(w in err for w in words), err[-2000:]
+    return err
+
+
+def test_an_output_path_that_cannot_be_written_is_refused_before_grading(tmp_path):
+    folder = tmp_path / 'a-folder'
+    folder.mkdir()
+    a_file = tmp_path / 'a-file'
+    a_file.write_text('')
+    args = ('check', reference.ROOT / 'steps', '--step', 9)
+    _refused(_cli(*args, '--json', folder), 'that is a folder', 'scorecard.json')
+    _refused(_cli(*args, '--json', tmp_path / 'missing' / 'x.json'), 'does not exist')
+    _refused(_cli(*args, '--graph-dir', a_file), 'that is a file, not a folder')
+    _refused(_cli('batch', tmp_path, '--step', 9, '--out', a_file), 'that is a file, not a folder')
+    _refused(_cli('merge', tmp_path, '--out', a_file), 'that is a file, not a folder')
+    _refused(_cli('check', tmp_path / 'typo', '--step', 9), 'no file or folder at')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['a-file', 'a-folder']
+    assert list(folder.iterdir()) == []   # no temporary file left behind
+
+
+def test_a_mistyped_check_id_is_refused_with_the_ids_it_may_mean():
+    err = _refused(_cli('check', reference.ROOT / 'steps', '--step', 9, '--only', 'step09/squre'),
+                   '--only step09/squre', 'no such check')
+    assert 'did you mean step09/square' in err
+
+
+def test_export_to_a_folder_where_a_file_is_meant_is_a_message(tmp_path):
+    card = tmp_path / 'card.json'
+    proc = _cli('check', reference.ROOT / 'steps', '--step', 1, '--json', card)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    (tmp_path / 'out').mkdir()
+    _refused(_cli('export', card, '--format', 'canvas', '--out', tmp_path / 'out'),
+             'that is a folder')
+    _refused(_cli('export', card, '--format', 'junit', '--out', tmp_path / 'no' / 'j.xml'),
+             'does not exist')
+
+
+def test_version_is_the_installed_packages():
+    from importlib import metadata
+    proc = _cli('--version')
+    assert proc.returncode == 0
+    assert proc.stdout.decode().split() == ['dezero-grade', metadata.version('dezero-grader')]
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # `dezero-grade list | head -1`: the pipe closes after the first line
+    proc = subprocess.Popen([sys.executable, '-m', 'grader', 'list', '--checks'], cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert first.startswith(b'step  1')
+    assert 'Traceback' not in err and 'BrokenPipe' not in err, err

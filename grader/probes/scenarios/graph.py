@@ -12,10 +12,63 @@ def _deref(ref, Variable):
     return ref if isinstance(ref, Variable) else ref()
 
 
-def snapshot(ctx, output):
+NAME_CHARS = 40      # a learner's Variable.name is cut to this
+HEAD = 4             # elements of a value shown in its summary
+
+
+def value_summary(a):
+    """A few numbers that show what an array holds without shipping it: its first elements,
+    minimum, maximum and mean (None for an array that is not numeric or is empty)."""
+    a = np.asarray(a)
+    if a.dtype.kind not in 'biuf' or a.size == 0:
+        return None
+    flat = a.reshape(-1).astype(np.float64)
+    with np.errstate(all='ignore'):
+        return {'head': [_short(v) for v in flat[:HEAD]], 'size': int(a.size),
+                'min': _short(np.min(flat)), 'max': _short(np.max(flat)),
+                'mean': _short(np.mean(flat))}
+
+
+def _short(x):
+    """Six significant digits: enough to see a value, small in the evidence."""
+    return float('{:.6g}'.format(float(x)))
+
+
+def _labels(variables, inputs, output, V):
+    """A label per variable: the learner's `name` where set, else one by its role: x0, x1, ...
+    for the expression's inputs (in argument order), y for its output, h0, h1, ... for what
+    functions computed in between and c0, c1, ... for constants the expression made."""
+    position = {id(x): i for i, x in enumerate(inputs)}
+    labels, hidden, const = [], [], []
+    for v in variables:
+        name = getattr(v, 'name', None)
+        if isinstance(name, str) and name:
+            labels.append(name[:NAME_CHARS])
+        elif v is output:
+            labels.append('y')
+        elif id(v) in position:
+            labels.append('x{}'.format(position[id(v)]))
+        else:
+            (hidden if getattr(v, 'creator', None) is not None else const).append(len(labels))
+            labels.append(None)
+    # `variables` run from the output back to the inputs: number the others in the order they
+    # were computed (by their creator's generation), so that h0 is the first
+    def generation(i):
+        g = getattr(getattr(variables[i], 'creator', None), 'generation', 0)
+        return g if isinstance(g, int) else 0
+    hidden.sort(key=lambda i: (generation(i), -i))
+    for prefix, found in (('h', hidden), ('c', const[::-1])):
+        for k, i in enumerate(found):
+            labels[i] = '{}{}'.format(prefix, k)
+    return labels
+
+
+def snapshot(ctx, output, inputs=()):
     """The graph behind `output` as nodes (functions) and variables, in a deterministic order:
     functions by decreasing generation, ties by discovery order. Only public attributes
-    (`creator`, `inputs`, `outputs`, `generation`) are read."""
+    (`creator`, `inputs`, `outputs`, `generation`, `name`, `data`, `grad`) are read. Each
+    variable gets a label (see `_labels`; `inputs` are the expression's arguments) and a short
+    summary of its value and of its gradient."""
     V = ctx.api.Variable
     var_ids, variables, funcs, func_ids = {}, [], [], {}
 
@@ -49,13 +102,24 @@ def snapshot(ctx, output):
             'outputs': [var_id(o) for o in outs if o is not None],
         })
     var_info = []
-    for v in variables:
+    for v, label in zip(variables, _labels(variables, inputs, output, V)):
         info = ctx.describe(v)
-        info['name'] = v.name if isinstance(getattr(v, 'name', None), str) else None
+        name = getattr(v, 'name', None)
+        info['name'] = name[:NAME_CHARS] if isinstance(name, str) else None
+        info['label'] = label
         g = getattr(v, 'grad', None)
         info['grad'] = None if g is None else ctx.host(g)
+        info['data_summary'] = _summary_of(ctx, v)
+        info['grad_summary'] = None if g is None else _summary_of(ctx, g)
         var_info.append(info)
     return {'nodes': nodes, 'variables': var_info}
+
+
+def _summary_of(ctx, v):
+    try:
+        return value_summary(ctx.host(v))
+    except (TypeError, ValueError):   # not an array: the shape and type already say so
+        return None
 
 
 EXPRESSIONS = {}
@@ -118,7 +182,7 @@ def trace(ctx, expr, args, labels=(), gy=None):
     y.backward(retain_grad=True)
     return {'y': ctx.host(y), 'grads': [None if i in labels or x.grad is None
                                         else ctx.host(x.grad) for i, x in enumerate(xs)],
-            'graph': snapshot(ctx, y)}
+            'graph': snapshot(ctx, y, xs)}
 
 
 @scenario('graph.reuse')

@@ -11,6 +11,7 @@ into the probes that follow.
 import numpy as np
 
 from grader.probes.context import upstream_gradient
+from grader.contracts.modes import dropout_inputs, ratio_key
 from grader.probes.registry import scenario
 from grader.probes.scenarios.fixtures import book_class, phase
 
@@ -28,18 +29,6 @@ class _Flag:
     def restore(self):
         if self.Config is not None and self.saved is not None:
             self.Config.train = self.saved
-
-
-def ratio_key(ratio):
-    """`ratio_50` for 0.5: report keys must not contain dots (expectation paths split there)."""
-    return 'ratio_{}'.format(int(round(ratio * 100)))
-
-
-def dropout_inputs(n):
-    """The inputs of the statistical dropout check: n positive values spread over [0.5, 1.5],
-    rebuilt from n alone on both sides of the worker boundary (a failure's reproduction stays
-    short)."""
-    return 0.5 + (np.arange(n) % 101) / 100.0
 
 
 def _seed_all(ctx, seed):

@@ -1,0 +1,27 @@
+"""The scenarios of `grader.probes.scenarios.functions`: parameters and report shapes."""
+from grader.contracts import P, declare
+from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, NONE, Opt
+
+# what the gradient battery gives a function evaluation (`early.fn` takes these too)
+EVAL_PARAMS = {
+    'fn': P('str'), 'args': P('list', doc='drawn by the trusted side'),
+    'wrt': P('list', doc='the indexes of the arguments that are Variables'),
+    'kwargs': P(('dict', 'null'), None), 'gy': P('bool', False, 'backward with the upstream '
+                                                 'gradient derived from the probe\'s seed'),
+    'points': P('list', (), 'argument lists to evaluate the forward at'),
+    'zero_gy': P('bool', False, 'also backward with a zero upstream gradient'),
+    'reseed': P(('int', 'null'), None, 'reseed NumPy (and the device) before the call'),
+}
+# the gradients (with `gy`) are in the order of `wrt`
+EVAL_REPORT = {
+    'y': ARRAY, 'y_info': DESCRIBED, 'output_is_variable': BOOL,
+    'grads': Opt([ARRAY | NONE]), 'grad_info': Opt([DESCRIBED]), 'zero_grads': Opt([ARRAY | NONE]),
+    'inputs_after': [ARRAY], 'points': [ARRAY],
+}
+
+declare(
+    'fn.eval',
+    "Forward at `args`; with `gy`, backward with the probe's random upstream gradient; "
+    'and forward at each of `points` (each a full argument list)',
+    params=EVAL_PARAMS,
+    report=EVAL_REPORT)

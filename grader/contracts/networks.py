@@ -1,0 +1,137 @@
+"""The scenarios of `grader.probes.scenarios.networks`: parameters and report shapes."""
+from grader.contracts import P, declare
+from grader.contracts.shapes import ARRAY, BOOL, INT, NUM, STR, Phase
+
+# `by_shape`: [shape, array] pairs sorted by shape, then values (an order any implementation gives)
+BY_SHAPE = ([INT], ARRAY)
+# a parameter's [shape, ndim, size, dtype, len, is a Variable]
+METADATA = ([INT], INT, INT, STR, INT, BOOL)
+
+
+declare(
+    'layer.cleargrads',
+    'Gradients accumulate over backward passes until cleargrads(): a second backward '
+    'without it doubles them, with it they are those of one pass; after cleargrads() none'
+    ' is left',
+    params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
+    report={
+        'single': [BY_SHAPE], 'accumulated': [BY_SHAPE],
+        'twice_single': [BY_SHAPE], 'cleared': [BY_SHAPE], 'none_left': BOOL,
+    })
+
+
+declare(
+    'layer.linear',
+    'A Linear layer (lazy input size) with weights set from the seed: the output and the '
+    'gradients of W and b',
+    params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
+    report={'y': ARRAY, 'params': [BY_SHAPE], 'grads': [BY_SHAPE]})
+
+
+declare(
+    'layer.nested',
+    'Layers inside layers: params() yields every Parameter reachable through attributes, '
+    'each once (found by path, e.g. block/fc/W); cleargrads() clears the nested ones too',
+    params={'in_size': P('int'), 'hidden': P('int'), 'out': P('int'), 'batch': P('int')},
+    report={
+        'params': Phase({'paths': [STR], 'found': [STR]}),
+        'cleargrads': Phase({'had_grads': BOOL, 'cleared': BOOL}),
+    })
+
+
+declare(
+    'layer.registration',
+    "A custom layer's Parameters are registered by assignment (plain Variables, arrays "
+    'and None are not parameters); Linear has W and b (W only with nobias); every '
+    'parameter is a Variable whose metadata agrees with its data',
+    report={
+        'custom': Phase({'count': INT, 'names': [STR], 'are_the_attributes': BOOL}),
+        'linear': Phase(INT),
+        'linear_nobias': Phase(INT),
+        'metadata': Phase({
+            'found': [METADATA],
+            'expected': [METADATA],
+        }),
+    })
+
+
+declare(
+    'layer.tied',
+    'One Linear layer used twice in a model (tied weights): it is one set of parameters, '
+    "and its gradient holds both uses' contributions",
+    params={'size': P('int'), 'batch': P('int')},
+    report={'count': INT, 'y': ARRAY, 'grads': [BY_SHAPE]})
+
+
+declare(
+    'model.mlp',
+    'MLP(sizes): one Linear per size, the activation between layers (not after the last);'
+    ' parameter shapes, and the output for weights set from the seed',
+    params={'sizes': P('list'), 'in_size': P('int'), 'batch': P('int'),
+            'activation': P(('null', 'str'), None)},
+    report={'forward': Phase({'shapes': [[INT]], 'y': ARRAY})})
+
+
+declare(
+    'opt.hooks',
+    'setup() returns the optimizer; update() skips parameters without a gradient and '
+    'calls every hook once with the parameters it updates',
+    params={'lr': P('number')},
+    report={
+        'setup_returns_optimizer': BOOL,
+        'update': Phase({'a': ARRAY, 'a_expected': ARRAY, 'b': ARRAY, 'b_expected': ARRAY}),
+        'hook_calls': [[STR]],
+    })
+
+
+declare(
+    'opt.momentum_book',
+    "The book's check of MomentumSGD: W = 1, a constant gradient of 1, lr 0.1, two "
+    'updates give 0.71',
+    report={'after': [ARRAY]})
+
+
+declare(
+    'opt.optimizer',
+    '`steps` updates of an MLP with optimizers.<name>, from weights set from the seed, on'
+    ' a squared error: the parameters after each update',
+    params={'name': P('str'), 'steps': P('int'), 'kwargs': P(('dict', 'null'), None)},
+    report={'history': [[BY_SHAPE]]})
+
+
+declare(
+    'tensor.seed',
+    "backward() on a tensor output seeds a gradient of the output's shape",
+    params={'shape': P('list')},
+    report={'seed_shape': [INT], 'grad_shape': [INT], 'grad': ARRAY})
+
+
+declare(
+    'tensor.shape_methods',
+    "Variable.reshape and .transpose in all the book's spellings, and .T: the result's "
+    "shape and values, and the gradient's shape after a backward",
+    report={
+        'reshape_ints': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'reshape_one_int': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'reshape_tuple': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'reshape_list': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'transpose_none': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'transpose_ints': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'transpose_tuple': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+        'T': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
+    })
+
+
+declare(
+    'train.linear_regression',
+    'Fit y = 5 + 2x + noise with matmul and mean_squared_error, updating `.data` by hand',
+    params={'n': P('int'), 'iters': P('int'), 'lr': P('number')},
+    report={'W': ARRAY, 'b': ARRAY, 'losses': [NUM]})
+
+
+declare(
+    'train.nn_fit',
+    'A 1-hidden-layer network (linear, sigmoid, linear) fitted to a noisy sine with plain'
+    ' gradient descent on Variables: the loss trajectory and the final weights',
+    params={'n': P('int'), 'hidden': P('int'), 'iters': P('int'), 'lr': P('number')},
+    report={'losses': [NUM], 'params': [ARRAY]})

@@ -1,0 +1,108 @@
+"""The scenarios of `grader.probes.scenarios.sequence`: parameters and report shapes."""
+from grader.contracts import P, declare
+from grader.contracts.shapes import ANY, ARRAY, BOOL, INT, NONE, NUM, STR, Map, Opt, Phase
+
+# the recurrent layer every scenario here builds: `kind` is rnn or lstm
+LAYER = {'kind': P('str', doc='rnn or lstm'), 'hidden': P('int'), 'in_size': P('int'),
+         'batch': P('int')}
+
+# What a scenario reports instead of numbers to compare with the reference's when the learner's
+# layer keeps its weights under names that are not the book's: why, analytic gradients beside
+# central differences, and properties (`reference.match` judges this section on its own).
+UNREFERENCED = {
+    'why': STR, 'raised': Opt(ANY),
+    'gradients': Opt([{'name': STR, 'analytic': ARRAY | NONE, 'numeric': ARRAY}]),
+    'properties': Opt([{'name': STR, 'ok': BOOL, 'message': STR, 'hint': Opt(STR)}]),
+}
+
+
+declare(
+    'sequence.bptt',
+    "The book's truncated-BPTT loop (loss accumulated over the epoch; at the end of each "
+    'window: cleargrads, backward, unchain_backward)',
+    params=dict(LAYER, out=P('int'), window=P('int'), windows=P('int')),
+    report={
+        # per window; where the loop raised at once, both are what it raised
+        'structure': Phase([{'size': INT, 'loss_kept': BOOL, 'h_cut': BOOL, 'c_cut': BOOL}]),
+        'numbers': Phase([{
+            'loss': NUM,
+            'grads': Opt(Map(ARRAY | NONE)),   # by role: rnn/x2h/W, fc/b, ...
+            'finite': Opt(BOOL),               # instead of grads, where roles are unknown
+        }]),
+        'graph': Phase({'sizes': [INT], 'growth': INT}),
+        'unreferenced': Opt(UNREFERENCED),
+    })
+
+
+declare(
+    'sequence.device',
+    'The layer moved to the device before the sequence starts: outputs, state and '
+    "gradients on the device, with the host's values",
+    params=dict(LAYER, steps=P('int')),
+    report={
+        'host': Phase(ARRAY),
+        'device': Phase({'y': [STR], 'values': ARRAY, 'h': STR, 'grads': [STR]}),
+    })
+
+
+declare(
+    'sequence.forward',
+    'The outputs and the state (h, and c for an LSTM) after every step of a sequence; '
+    'then reset_state() and the first step again',
+    params=dict(LAYER, steps=P('int')),
+    report={
+        'sequence': Phase({'y': [ARRAY], 'h': [ARRAY | NONE], 'c': [ARRAY | NONE]}),
+        'reset': Phase({'h_none': BOOL, 'first_again': ARRAY, 'c_none': Opt(BOOL)}),
+        'unreferenced': Opt(UNREFERENCED),
+    })
+
+
+declare(
+    'sequence.params',
+    "How many values the layer's parameters hold after two steps (and their shapes, "
+    "sorted), and the number of values of the book's script model (the recurrent layer + "
+    'Linear(1)) for one input feature',
+    params=dict(LAYER, model_hidden=P('int')),
+    report={
+        'layer': Phase({'shapes': [[INT]], 'count': INT, 'values': INT}),
+        'script_model_values': Phase(INT),
+    })
+
+
+declare(
+    'sequence.seqloader_device',
+    "SeqDataLoader batches on the device (gpu=True, and after to_gpu), with the host's "
+    'values (fed a plain data set: len and [i])',
+    params={'n': P('int'), 'batch': P('int')},
+    report={
+        'host': Phase({'x': STR, 't': STR, 'x_values': ARRAY, 't_values': ARRAY}),
+        'gpu_flag': Phase({'x': STR, 't': STR, 'x_values': ARRAY, 't_values': ARRAY}),
+        'to_gpu': Phase({'x': STR, 't': STR, 'x_values': ARRAY, 't_values': ARRAY}),
+    })
+
+
+declare(
+    'sequence.through_time',
+    'One window of `steps` steps, loss = Σ_t sum(w_t · h_t) with seeded w_t, one '
+    "backward: the gradients of every weight (by role) and of every step's input",
+    params=dict(LAYER, steps=P('int')),
+    report={
+        'window': Opt(Phase({
+            'loss': ARRAY,
+            'weights': Map(ARRAY | NONE),   # by role: x2h/W, h2h/W, ...
+            'inputs': [ARRAY | NONE],
+        })),
+        'unreferenced': Opt(Phase(UNREFERENCED)),
+    })
+
+
+declare(
+    'sequence.to_gpu_mid',
+    '`steps_before` steps on the host, `to_gpu()`, `steps_after` more on the device, '
+    'against the same sequence kept on the host: the state moves with the layer',
+    params=dict(LAYER, steps_before=P('int'), steps_after=P('int')),
+    report={
+        'host': Phase(ARRAY),
+        'moved': Phase({'h': STR, 'y': [STR], 'values': ARRAY, 'c': Opt(STR)}),
+        'host_after_move': ARRAY,
+    })

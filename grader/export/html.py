@@ -1,0 +1,27 @@
+"""HTML: a batch → a class page (`index.html`) and one report page per scorecard; a single
+scorecard → one report page. Format only: the pages are drawn by `grader.htmlreport` from the
+finished scorecards and the batch summary."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader import htmlreport
+from grader.export import ExportError, Written
+
+
+def export(graded, out) -> Written:
+    """`out` is the page for a single scorecard, the folder of the class page for a batch."""
+    out = Path(out)
+    try:
+        if graded.summary is None:
+            return Written((htmlreport.write_report(out, graded.submissions[0].scorecard),))
+        if out.exists() and not out.is_dir():
+            raise ExportError('{} is a file; the class page of a batch needs a folder'.format(out))
+        docs = {s.id: s.scorecard for s in graded.submissions}
+        paths = htmlreport.write_class(out, graded.summary, docs)
+    except OSError as e:
+        raise ExportError('cannot write the HTML pages to {}: {}'.format(
+            out, e.strerror or e)) from None
+    warnings = tuple('{}: no scorecard, no page ({})'.format(u['id'], u['reason'])
+                     for u in graded.without_scorecard)
+    return Written(paths, warnings)

@@ -194,6 +194,43 @@ def build_parser():
     c.add_argument('--era', choices=('book', 'current'), default='book',
                    help='see check --era')
 
+    c = sub.add_parser('history', help='grade a git history step by step: the commit that broke '
+                       'an earlier step, named')
+    c.add_argument('repo', metavar='REPO', help='a git repository (a local clone, or its URL); with '
+                   '--classroom, a folder of them (one per student)')
+    c.add_argument('--out', default='dezero-history', metavar='DIR',
+                   help='history.json, history.html, scorecards/ and the cache go there; run again '
+                        'to resume (default: dezero-history)')
+    c.add_argument('--map', metavar='FILE', help='step -> commit, one "23 a1b2c3d" per line (or JSON); '
+                   'default: .dezero-steps or dezero-steps.json in the repository, if any')
+    c.add_argument('--steps', metavar='LIST', help='only these steps, e.g. 23-30,40')
+    c.add_argument('--rev', metavar='REV', help='read the history of this branch or commit '
+                   '(default: HEAD)')
+    c.add_argument('--jobs', '-j', type=int, metavar='J', help='gradings at once (default: CPUs)')
+    c.add_argument('--cache', metavar='DIR', help='the content cache (default: OUT/cache); share '
+                   'it between runs and repositories')
+    c.add_argument('--json', metavar='OUT', help='also write the history document there')
+    c.add_argument('--html', metavar='OUT', help='also write the HTML timeline there')
+    c.add_argument('--diff', action='store_true', help='print the diff of each first bad commit')
+    c.add_argument('--dry-run', action='store_true', help='show which commit is which step, and '
+                   'how that was found; grade nothing')
+    c.add_argument('--classroom', action='store_true',
+                   help='REPO is a folder of repositories (a GitHub Classroom download): grade '
+                        'each, and write per-step batch folders for summaries and exports')
+    c.add_argument('--force', action='store_true', help='grade again what the cache holds')
+    c.add_argument('--deep', action='store_true', help='also grade every earlier step\'s passed '
+                   'checks at the newest step\'s commit (beyond the regression steps each '
+                   'assignment names) and name the commit that broke any that fails there')
+    c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')
+    c.add_argument('--seed', type=_seed, help='one seed for every commit (default: from each '
+                   'commit\'s graded files)')
+    c.add_argument('--profile', choices=('book', 'extension'), default='book')
+    c.add_argument('--era', choices=('book', 'current'), default='book', help='see check --era')
+    c.add_argument('--timeout', type=float, metavar='S', help='see check --timeout')
+    c.add_argument('--memory', type=int, metavar='MB', help='see check --memory')
+    c.add_argument('--sandbox', choices=bwrap.MODES, default=None,
+                   help='as for check; --classroom, like batch, needs bubblewrap unless basic')
+
     c = sub.add_parser('merge', help='merge batch shards into one summary')
     c.add_argument('folders', nargs='+', metavar='DIR', help='--out folders of batch shards')
     c.add_argument('--out', default='merged', metavar='DIR',
@@ -442,6 +479,51 @@ def cmd_merge(args):
     return 0 if result.complete else 1
 
 
+def cmd_history(args):
+    from grader import batch, history, history_html, run
+    from grader.sandbox import Limits
+    if args.jobs is not None and args.jobs < 1:
+        return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
+    try:
+        bopts = batch.BatchOptions.from_cli(1, profile=args.profile, era=args.era,
+                                            device=args.device, seed=args.seed,
+                                            timeout_s=args.timeout, memory_mb=args.memory,
+                                            sandbox=args.sandbox) if args.classroom else None
+        sandbox = bopts.sandbox if bopts else (args.sandbox or bwrap.default_mode())
+        bwrap.resolve(sandbox)
+        steps = history.parse_steps(args.steps)
+    except (batch.BatchError, GraderError, history.HistoryError) as e:
+        return _usage(e)
+    limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
+    options = run.Options(device=args.device, seed=args.seed, profile=args.profile, era=args.era,
+                          limits=limits)
+    kw = dict(jobs=args.jobs, map_file=args.map, tip=args.rev, steps=steps, cache=args.cache,
+              force=args.force, deep=args.deep)
+    try:
+        if args.dry_run:
+            sys.stdout.write(history.show_mapping(args.repo, map_file=args.map, tip=args.rev,
+                                                  steps=steps))
+            return 0
+        if args.classroom:
+            result = history.grade_classroom(args.repo, args.out, options, **kw)
+            sys.stdout.write(history.render_classroom(result))
+            return 0
+        result = history.grade_history(args.repo, args.out, options, **kw)
+    except (history.HistoryError, history.RepoError) as e:
+        return _usage(e)
+    if args.json:
+        from grader import schema
+        schema.write_json(args.json, result.document, 'history')
+    html_text = history_html.render(result.document)
+    from grader import schema
+    schema.write_text_atomic(Path(args.out) / history.HTML, html_text)
+    if args.html:
+        schema.write_text_atomic(args.html, html_text)
+    sys.stdout.write(history.render(result.document, diffs=args.diff))
+    verdicts = {r['verdict'] for r in result.document['steps']}
+    return 0 if verdicts == {'accept'} else 1
+
+
 _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': 'lti-scores.json',
                     'junit': 'junit.xml', 'html': 'html'}
 
@@ -519,7 +601,7 @@ def cmd_export(args):
 
 COMMANDS = {'list': cmd_list, 'check': cmd_check, 'faults': cmd_faults, 'inject': cmd_inject,
             'selftest': cmd_selftest, 'batch': cmd_batch, 'merge': cmd_merge,
-            'export': cmd_export}
+            'export': cmd_export, 'history': cmd_history}
 
 
 

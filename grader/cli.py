@@ -57,6 +57,8 @@ def build_parser():
                         'still work and are listed as compatibility findings; current: today\'s '
                         'NumPy 2 and CuPy 14, where the same uses fail')
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
+    c.add_argument('--repro-dir', metavar='DIR', help='write one repro_<check>.py per failing check '
+                   'there: python DIR/repro_<check>.py runs it again against your code')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
@@ -216,6 +218,15 @@ def cmd_check(args):
         scorecard.write(args.json, doc)
     if args.graph_dir:
         _write_graphs(doc, Path(args.graph_dir))
+    if args.repro_dir:
+        from grader import repro
+        try:
+            written = repro.write_all(doc, Path(args.repro_dir))
+        except OSError as e:
+            return _usage('--repro-dir {}: cannot write there ({})'.format(
+                args.repro_dir, e.strerror or e))
+        for path in written:
+            print('repro: {}'.format(path))
     sys.stdout.write(report.render(doc, colour=report.use_colour(sys.stdout),
                                    verbose=args.verbose))
     return 0 if doc['verdict'] == 'accept' else 1

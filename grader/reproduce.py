@@ -28,9 +28,10 @@ class _Stopped(BaseException):
     """The probe ran past the time limit (an endless loop): stopped here as grading stops it."""
 
 
-def locate(snippet_file, recorded, argv):
+def locate(snippet_file, recorded, argv, step=None):
     """The submission: the first command-line argument, else $DEZERO_REPRO_SUBMISSION, else the
-    recorded path (relative to the snippet's own folder, then to the current folder)."""
+    recorded path (relative to the snippet's own folder, then to the current folder: the first
+    of them that holds code for the step)."""
     if argv:
         return Path(argv[0]), 'given on the command line'
     if os.environ.get(SUBMISSION_ENV):
@@ -40,9 +41,19 @@ def locate(snippet_file, recorded, argv):
         candidates.append(Path(snippet_file).resolve().parent / recorded)
     candidates.append(Path.cwd() / recorded)
     for c in candidates:
-        if c.exists():
+        if c.exists() and (step is None or not c.is_dir() or _holds_entry(c, step)):
             return c, 'recorded in the snippet'
     return candidates[0], 'recorded in the snippet'
+
+
+def _holds_entry(folder, step):
+    from grader import load
+    from grader.errors import SubmissionError
+    try:
+        load.find_entry(folder.resolve(), step)
+        return True
+    except SubmissionError:
+        return False
 
 
 def _find_use(step, check_id):
@@ -64,7 +75,7 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
         return FIXED
     from grader import load
     from grader.errors import SubmissionError
-    source, how = locate(snippet_file, recorded, argv)
+    source, how = locate(snippet_file, recorded, argv, step)
     if not source.exists():
         print('repro: no submission at {} ({}); pass the folder that holds your code: python {} '
               'FOLDER'.format(source, how, os.path.basename(snippet_file or 'repro.py')),
@@ -83,7 +94,8 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
             sub = load.prepare(source, step, Path(tempfile.mkdtemp(prefix='dezero-repro-')))
             root, entry = sub.root, sub.entry
     except SubmissionError as e:
-        print('repro: {}: {}'.format(source, e.message), file=sys.stderr)
+        print('repro: {} ({}): {}\npass the folder that holds your code: python {} FOLDER'.format(
+            source, how, e.message, os.path.basename(snippet_file or 'repro.py')), file=sys.stderr)
         return CANNOT_RUN
     return _run(use, root, entry, step=step, seed=seed, device=device, era=era, timeout=timeout)
 

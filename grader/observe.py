@@ -271,14 +271,10 @@ def _same_timeout(probe, error, session, limits, duration) -> Observation:
     """A probe stopped early in a call where an earlier one ran out of time: not run, because of
     that timeout (one timeout is one finding, however many tests reach the same loop)."""
     where = str(error.get('message', '')).split(' ', 1)[1]
-    place = _PLACE.match(where)
-    first = session.stuck.get((place['file'], place['func'])) if place else None
-    first_where = first[0] if first else where
     return Observation(probe, error=LearnerError(
         'NotRun', 'not run: it reached {}, where an earlier test ran past the {:g} s time limit '
         '(--timeout); it was stopped after {:g} s there instead of waiting for the limit again. '
-        'Fix that endless loop first'.format(first_where, limits.call_s,
-                                               same_timeout_after(limits)),
+        'Fix that endless loop first'.format(where, limits.call_s, same_timeout_after(limits)),
         where=where, kind='not-run'), duration_s=duration)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 
 from grader.checks import CHECKS
@@ -45,7 +46,7 @@ def _what(use, seed) -> str:
 
 
 def repro_for(use, seed, sub, step, *, device_mode='sim', era='book', timeout_s=30.0) -> str:
-    what = 'dezero/ package' if sub.entry.kind == 'package' else sub.entry.path
+    what = 'dezero/ package' if sub.entry.kind == 'package' else _comment_safe(sub.entry.path)
     return (
         '# Reproduces {id} (seed {seed}): python repro.py [FOLDER], FOLDER holding your {what}\n'
         '# Whole check: dezero-grade check {sub} --step {step} --seed {seed} --only {id}\n'
@@ -68,7 +69,15 @@ def repro_for(use, seed, sub, step, *, device_mode='sim', era='book', timeout_s=
 
 
 def _shell(text):
-    return text if re.fullmatch(r'[\w./+-]+', text) else "'{}'".format(text.replace("'", "'\\''"))
+    """`text` for a comment line: a folder name as a shell word, with nothing in it that could end
+    the comment (a newline in a learner's folder name would start a line of code)."""
+    if re.fullmatch(r'[\w./+-]+', text):
+        return text
+    return shlex.quote(_comment_safe(text))
+
+
+def _comment_safe(text):
+    return ''.join(c if c.isprintable() else '?' for c in text)
 
 
 def file_name(check_id: str) -> str:

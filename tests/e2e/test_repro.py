@@ -60,10 +60,11 @@ def repro_env():
     return SUBMISSION_ENV
 
 
-def _check_step(step, tmp_path, monkeypatch, only=None):
+def _check_step(step, tmp_path, monkeypatch, only=None, kinds=None):
     elsewhere = tmp_path / 'elsewhere'
     elsewhere.mkdir()
     problems, ran = [], 0
+    uses = {u.id: u.check for u in sum(assignments.with_regression(assignments.load(step)), ())}
     for fault in _variants(step, only):
         doc, failing, written = _grade_and_write(step, fault, tmp_path, monkeypatch)
         assert failing, 'fault {} made no check fail'.format(fault.id)
@@ -75,6 +76,8 @@ def _check_step(step, tmp_path, monkeypatch, only=None):
             proc = _run_snippet(path, elsewhere)
             ran += 1
             check_id = next(c for c in failing if repro.file_name(c) == path.name)
+            if kinds is not None:
+                kinds.add(uses[check_id])
             if proc.returncode != 1 or 'REPRODUCED' not in proc.stdout or \
                     check_id not in proc.stdout:
                 problems.append('{} / {}: exit {}\n{}\n{}'.format(
@@ -125,4 +128,26 @@ def test_snippet_of_fixed_code_exits_0_and_missing_folder_exits_2(tmp_path, monk
 @pytest.mark.slow
 @pytest.mark.parametrize('step', [22, 40, 45, 50, 52, 54, 60])
 def test_every_failing_check_of_a_step_reproduces(step, tmp_path, monkeypatch):
-    assert _check_step(step, tmp_path, monkeypatch) > 0
+    kinds = set()
+    ran = _check_step(step, tmp_path, monkeypatch, kinds=kinds)
+    print('step {}: {} snippets of {} faults reproduced ({})'.format(
+        step, ran, len(_variants(step)), ', '.join(sorted(kinds))))
+    assert ran > 0
+
+
+def test_a_folder_name_cannot_add_code_to_a_snippet(tmp_path, monkeypatch):
+    """A folder name is learner text: in the snippet it is a string literal and, in comments,
+    it holds no line break that would start a line of code."""
+    import ast
+    from types import SimpleNamespace
+    monkeypatch.chdir(tmp_path)
+    use = next(u for u in assignments.load(9).checks if u.id == 'step09/square')
+    name = 'mine\nimport os; os.system("echo pwned")\n# '
+    sub = SimpleNamespace(source=Path(name), entry=SimpleNamespace(
+        kind='single-file', path=name + '/step09.py'))
+    text = repro.repro_for(use, 1, sub, 9)
+    body = ast.parse(text).body
+    assert [type(n).__name__ for n in body] == ['Import', 'Assign', 'Try', 'Expr']
+    assert ast.literal_eval(body[1].value) == name
+    header = text.split('import sys\n')[0].splitlines()
+    assert header and all(line.startswith('# ') for line in header)

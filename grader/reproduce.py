@@ -103,6 +103,7 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
 def _run(use, root, entry, *, step, seed, device, era, timeout):
     from grader import wire
     from grader.checks import CHECKS, JudgeInput, load_all
+    from grader.errors import GraderError
     from grader.model import FAILING, Observation
     from grader.observe import observe_reference
     from grader.run import check_seed
@@ -113,8 +114,12 @@ def _run(use, root, entry, *, step, seed, device, era, timeout):
     print('reproducing {} (seed {}) against {}'.format(use.id, seed, root))
     print('  {}'.format(use.title))
     # as grading asks it (its answers are cached by probe)
-    reference = observe_reference(plan.reference, limits=Limits()).observations \
-        if plan.reference else {}
+    try:
+        reference = observe_reference(plan.reference, limits=Limits()).observations \
+            if plan.reference else {}
+    except GraderError as e:
+        print('repro: {}'.format(e), file=sys.stderr)
+        return CANNOT_RUN
     if device == 'cuda' and not _cupy_usable():
         print('  (graded on a real GPU; no usable CuPy here, so the simulated device stands in)')
         device = 'sim'

@@ -109,13 +109,13 @@ def _setup_failure(answer_error, output_tail) -> SetupFailure:
 # Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
 _RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
 _PLACE = re.compile(r'^(?P<file>.+):(?P<line>\d+) in (?P<func>\S+)$')
+_WHOLE_RUN = 'whole grading run'
 
 
 def same_timeout_after(limits: Limits) -> float:
     """How long a probe may stay in one call of a function that already ran out of time before it
     is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
     return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
-_WHOLE_RUN = 'whole grading run'
 
 
 def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
@@ -181,11 +181,11 @@ class _Session:
         self.deadline = time.monotonic() + limits.total_s
         self.learner = target.entry.get('kind') != 'reference'
         self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
-        # where the learner's code ran out of time: [file, function] -> the first check's probe
+        # where the learner's code ran out of time: (file, function) -> file:line, first first
         self.stuck = {}
         self.token = secrets.token_hex(8)
 
-    def note_timeout(self, exc: WorkerFailure, probe):
+    def note_timeout(self, exc: WorkerFailure) -> str:
         """Remember the function a probe was running when it ran past the call limit, so that the
         next probes stuck in the same call are stopped there early (`SameTimeout`)."""
         m = _RUNNING.search(exc.message)
@@ -193,7 +193,7 @@ class _Session:
             return ''
         place = _PLACE.match(m['where'])
         if place:
-            self.stuck.setdefault((place['file'], place['func']), (m['where'], probe))
+            self.stuck.setdefault((place['file'], place['func']), m['where'])
         return m['where']
 
     def stuck_request(self) -> dict:
@@ -330,7 +330,7 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
             except WorkerFailure as e:
                 session.close()
                 kind = 'timeout' if e.reason == 'timeout' else 'worker'
-                where = session.note_timeout(e, probe)
+                where = session.note_timeout(e)
                 observations[probe] = Observation(probe, error=LearnerError(
                     'WorkerFailure', explain(e, limits, 'this test'), kind=kind, where=where,
                     traceback=tuple(e.output_tail.splitlines()[-6:])),

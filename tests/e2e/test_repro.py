@@ -11,7 +11,10 @@ graph.trajectory), 45 (reference.match: layers), 50 (data.loader), 52 (grad.batt
 scenarios on the device, data.loader), 54 (dropout.statistics, reference.match of modes) and 60
 (data.seqloader, reference.match of recurrent networks). For each, every fault the step itself
 introduces is injected into the reference and graded, and the snippet of EVERY check that fails
-is run (earlier steps' faults are covered at their own steps). The quick test (not slow) does
+is run (earlier steps' faults are covered at their own steps): about 120 snippets, whose checks
+are of all nine kinds (api.present, data.loader, data.seqloader, dropout.statistics, expect,
+grad.battery, grad.early, graph.trajectory, reference.match); about five minutes on two cores,
+hence `slow` (CI runs it). The quick test (not slow) does
 the same for step 9 and for step 52's device-array fault, whose matmul snippet was once an 11 KB
 literal that did not run.
 """

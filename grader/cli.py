@@ -221,7 +221,7 @@ def cmd_check(args):
     if args.repro_dir:
         from grader import repro
         try:
-            written = repro.write_all(doc, Path(args.repro_dir))
+            written = repro.write_all(doc, Path(args.repro_dir), args.submission)
         except OSError as e:
             return _usage('--repro-dir {}: cannot write there ({})'.format(
                 args.repro_dir, e.strerror or e))

@@ -2,8 +2,8 @@
 folder, against the learner's own code.
 
 The snippet records what identifies the failure -- step, check id, seed, device and era -- and
-where the submission was (relative to the folder the grader ran in; `--repro-dir` rewrites it
-relative to the folder the file is written to). It draws nothing itself and holds no data: it
+the submission's name (a scorecard does not depend on where the submission was stored);
+`--repro-dir` writes the graded folder's path there, relative to the folder the file is in. It draws nothing itself and holds no data: it
 calls `grader.reproduce`, which plans the check again from the seed (the same inputs), runs it
 against the learner's code in that process, judges it with the check's own judge, prints what
 was expected beside what was found, and exits 1 when the failure reproduces (0 when it does
@@ -19,15 +19,6 @@ from pathlib import Path
 from grader.checks import CHECKS
 
 _SUBMISSION_LINE = re.compile(r'^SUBMISSION = .*$', re.M)
-
-
-def _relative(path) -> str:
-    """`path` relative to the current folder, in POSIX form (never absolute where avoidable)."""
-    path = Path(path)
-    try:
-        return Path(os.path.relpath(path.resolve(), Path.cwd().resolve())).as_posix()
-    except ValueError:   # another drive (Windows)
-        return path.as_posix()
 
 
 def _what(use, seed) -> str:
@@ -63,8 +54,8 @@ def repro_for(use, seed, sub, step, *, device_mode='sim', era='book', timeout_s=
         'sys.exit(main(__file__, SUBMISSION, step={step}, check={id!r}, seed={seed}, '
         'device={dev!r},\n'
         '              era={era!r}, timeout={timeout!r}))\n').format(
-        id=use.id, seed=seed, what=what, sub=_shell(_relative(sub.source)), step=step,
-        desc=_what(use, seed), env='DEZERO_REPRO_SUBMISSION', src=_relative(sub.source),
+        id=use.id, seed=seed, what=what, sub=_shell(sub.id), step=step,
+        desc=_what(use, seed), env='DEZERO_REPRO_SUBMISSION', src=sub.id,
         dev=device_mode, era=era, timeout=float(timeout_s))
 
 
@@ -85,23 +76,17 @@ def file_name(check_id: str) -> str:
     return 'repro_{}.py'.format(re.sub(r'[^A-Za-z0-9._-]+', '_', check_id))
 
 
-def for_folder(snippet: str, folder, submission_from_cwd: str) -> str:
-    """The snippet as written into `folder`: its SUBMISSION relative to that folder."""
-    target = Path(os.path.relpath(Path(submission_from_cwd).resolve(), Path(folder).resolve()))
+def for_folder(snippet: str, folder, submission) -> str:
+    """The snippet as written into `folder`: its SUBMISSION the path of `submission` (the folder
+    or archive that was graded) relative to `folder`."""
+    target = Path(os.path.relpath(Path(submission).resolve(), Path(folder).resolve()))
     return _SUBMISSION_LINE.sub(lambda m: 'SUBMISSION = {!r}'.format(target.as_posix()), snippet,
                                 count=1)
 
 
-def recorded_submission(snippet: str) -> str | None:
-    m = _SUBMISSION_LINE.search(snippet)
-    if not m:
-        return None
-    import ast
-    return ast.literal_eval(m.group().split('=', 1)[1].strip())
-
-
-def write_all(doc, folder) -> list:
-    """One `repro_<check>.py` per failing check of a scorecard, in `folder` (atomic writes)."""
+def write_all(doc, folder, submission=None) -> list:
+    """One `repro_<check>.py` per failing check of a scorecard, in `folder` (atomic writes), each
+    pointing at `submission` (the path graded) relative to `folder`."""
     from grader.schema import write_text_atomic
     folder = Path(folder)
     written = []
@@ -109,8 +94,7 @@ def write_all(doc, folder) -> list:
         if not c.get('repro'):
             continue
         path = folder / file_name(c['id'])
-        recorded = recorded_submission(c['repro'])
-        text = for_folder(c['repro'], folder, recorded) if recorded is not None else c['repro']
+        text = for_folder(c['repro'], folder, submission) if submission is not None else c['repro']
         write_text_atomic(path, text)
         written.append(path)
     return written

@@ -30,8 +30,8 @@ class _Stopped(BaseException):
 
 def locate(snippet_file, recorded, argv, step=None):
     """The submission: the first command-line argument, else $DEZERO_REPRO_SUBMISSION, else the
-    recorded path (relative to the snippet's own folder, then to the current folder: the first
-    of them that holds code for the step)."""
+    recorded path relative to the snippet's own folder, then to the current folder, else the
+    snippet's folder or the current folder themselves: the first that holds code for the step."""
     if argv:
         return Path(argv[0]), 'given on the command line'
     if os.environ.get(SUBMISSION_ENV):
@@ -40,6 +40,8 @@ def locate(snippet_file, recorded, argv, step=None):
     if snippet_file:
         candidates.append(Path(snippet_file).resolve().parent / recorded)
     candidates.append(Path.cwd() / recorded)
+    # saved inside the submission, or run from inside it
+    candidates += ([Path(snippet_file).resolve().parent] if snippet_file else []) + [Path.cwd()]
     for c in candidates:
         if c.exists() and (step is None or not c.is_dir() or _holds_entry(c, step)):
             return c, 'recorded in the snippet'

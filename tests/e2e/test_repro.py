@@ -47,7 +47,7 @@ def _grade_and_write(step, fault, work, monkeypatch):
     doc = run.grade(Path(os.path.relpath(variant, work)), step,
                     run.Options(seed=SEED, profile=profile))
     failing = sorted(c['id'] for c in doc['checks'] if c['status'] in FAILING)
-    written = repro.write_all(doc, work / 'snippets' / fault.id)
+    written = repro.write_all(doc, work / 'snippets' / fault.id, variant)
     return doc, failing, written
 
 
@@ -110,6 +110,14 @@ def test_device_matmul_snippet_is_short_and_reproduces(tmp_path, monkeypatch):
                           cwd=elsewhere, capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 1, proc.stdout + proc.stderr
+    # the scorecard's own snippet names the submission, not where it was stored: saved beside
+    # it (or inside it), it finds it from any folder
+    check = next(c for c in doc['checks'] if c['id'] == 'step52/device.fn.matmul')
+    for saved in (tmp_path / 'variants' / 'repro.py', tmp_path / 'variants' / fault.id / 'repro.py'):
+        saved.write_text(check['repro'])
+        proc = _run_snippet(saved, elsewhere)
+        assert proc.returncode == 1 and 'REPRODUCED' in proc.stdout, proc.stdout + proc.stderr
+        saved.unlink()
 
 
 def test_snippet_of_fixed_code_exits_0_and_missing_folder_exits_2(tmp_path, monkeypatch):
@@ -146,7 +154,7 @@ def test_a_folder_name_cannot_add_code_to_a_snippet(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     use = next(u for u in assignments.load(9).checks if u.id == 'step09/square')
     name = 'mine\nimport os; os.system("echo pwned")\n# '
-    sub = SimpleNamespace(source=Path(name), entry=SimpleNamespace(
+    sub = SimpleNamespace(id=name, source=Path(name), entry=SimpleNamespace(
         kind='single-file', path=name + '/step09.py'))
     text = repro.repro_for(use, 1, sub, 9)
     body = ast.parse(text).body

@@ -135,6 +135,8 @@ def build_parser():
     c.add_argument('--graph-dir', metavar='DIR', help='write graph snapshots (DOT) there')
     c.add_argument('--html', metavar='OUT', help='write the report as one self-contained HTML '
                    'file there (the graph of a failing gradient check drawn)')
+    c.add_argument('--repro-dir', metavar='DIR', help='write one repro_<check>.py per failing check '
+                   'there: python DIR/repro_<check>.py runs it again against your code')
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
@@ -351,6 +353,8 @@ def cmd_check(args):
         _writable_folder('--graph-dir', args.graph_dir)
     if args.html:
         _writable_file('--html', args.html)
+    if args.repro_dir:
+        _writable_folder('--repro-dir', args.repro_dir)
     limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
     from grader import policy as policy_mod
     try:
@@ -380,10 +384,14 @@ def cmd_check(args):
             from grader import htmlreport
             htmlreport.write_report(args.html, doc)
             print('html report: {}'.format(args.html))
+        if args.repro_dir:
+            from grader import repro
+            for path in repro.write_all(doc, Path(args.repro_dir), args.submission):
+                print('repro: {}'.format(path))
     except OSError as e:
         print('dezero-grade: could not write {}: {}'.format(
-            e.filename or args.json or args.graph_dir or args.html, e.strerror or e),
-            file=sys.stderr)
+            e.filename or args.json or args.graph_dir or args.html or args.repro_dir,
+            e.strerror or e), file=sys.stderr)
         return USAGE_ERROR
     return status
 

@@ -56,7 +56,8 @@ class LearnerError:
     message: str
     where: str = ''
     traceback: tuple = ()
-    kind: str = 'exception'   # exception | timeout | worker (the worker died: memory, exit...)
+    kind: str = 'exception'   # exception | timeout | worker (the worker died: memory, exit...) |
+    #                           not-run (stopped early where an earlier probe timed out)
 
 
 @dataclass(frozen=True)

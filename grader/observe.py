@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import tempfile
 import time
 from dataclasses import dataclass
@@ -71,6 +72,7 @@ def reference_target() -> Target:
 
 
 TAMPERED = 'GraderModified'   # the error type grader.probes.handlers answers when its tripwire fires
+SAME_TIMEOUT = 'SameTimeout'  # ... and when a probe is stuck where an earlier one timed out
 
 
 def _setup_failure(answer_error, output_tail) -> SetupFailure:
@@ -106,7 +108,14 @@ def _setup_failure(answer_error, output_tail) -> SetupFailure:
 
 # Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
 _RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
+_PLACE = re.compile(r'^(?P<file>.+):(?P<line>\d+) in (?P<func>\S+)$')
 _WHOLE_RUN = 'whole grading run'
+
+
+def same_timeout_after(limits: Limits) -> float:
+    """How long a probe may stay in one call of a function that already ran out of time before it
+    is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
+    return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
 
 
 def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
@@ -172,6 +181,26 @@ class _Session:
         self.deadline = time.monotonic() + limits.total_s
         self.learner = target.entry.get('kind') != 'reference'
         self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
+        # where the learner's code ran out of time: (file, function) -> file:line, first first
+        self.stuck = {}
+        self.token = secrets.token_hex(8)
+
+    def note_timeout(self, exc: WorkerFailure) -> str:
+        """Remember the function a probe was running when it ran past the call limit, so that the
+        next probes stuck in the same call are stopped there early (`SameTimeout`)."""
+        m = _RUNNING.search(exc.message)
+        if not self.learner or exc.reason != 'timeout' or _WHOLE_RUN in exc.message or not m:
+            return ''
+        place = _PLACE.match(m['where'])
+        if place:
+            self.stuck.setdefault((place['file'], place['func']), m['where'])
+        return m['where']
+
+    def stuck_request(self) -> dict:
+        if not self.stuck:
+            return {}
+        return {'stuck': [list(k) for k in self.stuck], 'token': self.token,
+                'stuck_after': same_timeout_after(self.limits)}
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -238,6 +267,17 @@ def _setup_shaped(info) -> bool:
         and all(isinstance(n, str) for n in info['scenarios'])
 
 
+def _same_timeout(probe, error, session, limits, duration) -> Observation:
+    """A probe stopped early in a call where an earlier one ran out of time: not run, because of
+    that timeout (one timeout is one finding, however many tests reach the same loop)."""
+    where = str(error.get('message', '')).split(' ', 1)[1]
+    return Observation(probe, error=LearnerError(
+        'NotRun', 'not run: it reached {}, where an earlier test ran past the {:g} s time limit '
+        '(--timeout); it was stopped after {:g} s there instead of waiting for the limit again. '
+        'Fix that endless loop first'.format(where, limits.call_s, same_timeout_after(limits)),
+        where=where, kind='not-run'), duration_s=duration)
+
+
 def _not_run(probe, message) -> Observation:
     return Observation(probe, error=LearnerError('WorkerFailure', message, kind='timeout'))
 
@@ -285,12 +325,14 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
             try:
                 answer = session.worker.request({'op': 'probe', 'scenario': probe.scenario,
                                                  'params': wire.encode(dict(probe.params)),
-                                                 'seed': probe.seed, 'device': probe.device})
+                                                 'seed': probe.seed, 'device': probe.device,
+                                                 **session.stuck_request()})
             except WorkerFailure as e:
                 session.close()
                 kind = 'timeout' if e.reason == 'timeout' else 'worker'
+                where = session.note_timeout(e)
                 observations[probe] = Observation(probe, error=LearnerError(
-                    'WorkerFailure', explain(e, limits, 'this test'), kind=kind,
+                    'WorkerFailure', explain(e, limits, 'this test'), kind=kind, where=where,
                     traceback=tuple(e.output_tail.splitlines()[-6:])),
                     duration_s=time.perf_counter() - started)
                 continue
@@ -336,7 +378,11 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
                 if error.get('internal'):
                     raise GraderError('the worker refused probe {}: {}'.format(
                         probe.scenario, error.get('message')))
-                observations[probe] = _error_observation(probe, error, duration)
+                if error.get('type') == SAME_TIMEOUT and session.stuck and \
+                        str(error.get('message', '')).startswith(session.token + ' '):
+                    observations[probe] = _same_timeout(probe, error, session, limits, duration)
+                else:
+                    observations[probe] = _error_observation(probe, error, duration)
             if progress:
                 progress()
         if session.worker is not None:

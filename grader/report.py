@@ -138,6 +138,10 @@ def render(doc, colour=False, verbose=False) -> str:
         if c['repro']:
             first = c['repro'].splitlines()[1] if len(c['repro'].splitlines()) > 1 else ''
             out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
+    if any(c['repro'] for c in failing):
+        out.append('')
+        out.append('· each failing check runs alone against your code: add --repro-dir DIR, then '
+                   'python DIR/repro_<check>.py')
     unjudged = [c for c in checks if c['status'] == 'skipped']
     if unjudged and not verbose:
         out.append('')

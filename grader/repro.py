@@ -1,81 +1,100 @@
-"""Failure reproductions: a short standalone snippet per failed check, against the learner's own
-package, with the seed that produced the failure.
+"""Failure reproductions: a short standalone file per failed check, `python repro.py` from any
+folder, against the learner's own code.
 
-For a gradient check the snippet spells out the inputs and the calls, so it runs with nothing but
-NumPy and the learner's code. For a scenario check it re-runs the same scenario in-process through
-`grader.probes.local` (the simulated device installed first when the check ran on the device) and
-prints the report the check judged.
+The snippet records what identifies the failure -- step, check id, seed, device and era -- and
+the submission's name (a scorecard does not depend on where the submission was stored);
+`--repro-dir` writes the graded folder's path there, relative to the folder the file is in. It draws nothing itself and holds no data: it
+calls `grader.reproduce`, which plans the check again from the seed (the same inputs), runs it
+against the learner's code in that process, judges it with the check's own judge, prints what
+was expected beside what was found, and exits 1 when the failure reproduces (0 when it does
+not, 2 when it cannot run).
 """
 from __future__ import annotations
 
-import numpy as np
+import os
+import re
+import shlex
+from pathlib import Path
 
 from grader.checks import CHECKS
 
-
-def _literal(a):
-    if isinstance(a, np.ndarray):
-        body = np.array2string(a, separator=', ', precision=17, threshold=10 ** 6,
-                               max_line_width=96)
-        return 'np.array({}, dtype=np.{})'.format(body, a.dtype)
-    return repr(a)
+_SUBMISSION_LINE = re.compile(r'^SUBMISSION = .*$', re.M)
 
 
-def repro_for(use, seed, sub, step) -> str:
+def _what(use, seed) -> str:
+    """One comment line on what the check runs, for a reader of the file."""
     from grader.run import check_seed
-    s = check_seed(seed, use.id)
-    plan = CHECKS[use.check].plan(use.params, s)
+    plan = CHECKS[use.check].plan(use.params, check_seed(seed, use.id))
     probe = plan.learner[0] if plan.learner else None
-    header = ('# Reproduces {} (seed {}): run it from the folder that holds your {}.\n'
-              '# Whole check: dezero-grade check . --step {} --seed {} --only {}\n').format(
-        use.id, seed, 'dezero/ package' if sub.entry.kind == 'package' else sub.entry.path,
-        step, seed, use.id)
-    if probe is not None and probe.scenario == 'fn.eval' and probe.device == 'cpu':
-        return header + _fn_snippet(probe, s)
     if probe is None:
-        return header
-    return header + (
-        'from grader.probes.local import run_scenario\n'
-        'report = run_scenario({!r}, {!r}, seed={}, device={!r}, step={}, module={!r})\n'
-        'print(report)\n').format(probe.scenario, _plain(probe.params), probe.seed, probe.device,
-                                  step, sub.entry.module)
+        return 'it reads your code without running a scenario'
+    if probe.scenario == 'fn.eval':
+        p = probe.params
+        return 'it calls {} on inputs drawn from the seed, then backward with a random upstream ' \
+               'gradient{}'.format(p['fn'], ' (on the device)' if probe.device == 'gpu' else '')
+    return 'it runs the scenario {}{}'.format(
+        probe.scenario, ' on the device' if probe.device == 'gpu' else '')
 
 
-def _plain(params):
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in params.items()}
+def repro_for(use, seed, sub, step, *, device_mode='sim', era='book', timeout_s=30.0) -> str:
+    what = 'dezero/ package' if sub.entry.kind == 'package' else _comment_safe(sub.entry.path)
+    return (
+        '# Reproduces {id} (seed {seed}): python repro.py [FOLDER], FOLDER holding your {what}\n'
+        '# Whole check: dezero-grade check {sub} --step {step} --seed {seed} --only {id}\n'
+        '# {desc}. Exit status 1: it still fails; 0: it passes now; 2: it cannot run.\n'
+        '# Run it with the Python that has dezero-grader installed; the folder defaults to\n'
+        '# SUBMISSION (relative to this file, else to the current folder), or set ${env}.\n'
+        'import sys\n'
+        'SUBMISSION = {src!r}\n'
+        'try:\n'
+        '    from grader.reproduce import main\n'
+        'except ImportError:\n'
+        '    print("repro: run this with the Python that has dezero-grader installed", file=sys.stderr)\n'
+        '    sys.exit(2)\n'
+        'sys.exit(main(__file__, SUBMISSION, step={step}, check={id!r}, seed={seed}, '
+        'device={dev!r},\n'
+        '              era={era!r}, timeout={timeout!r}))\n').format(
+        id=use.id, seed=seed, what=what, sub=_shell(sub.id), step=step,
+        desc=_what(use, seed), env='DEZERO_REPRO_SUBMISSION', src=sub.id,
+        dev=device_mode, era=era, timeout=float(timeout_s))
 
 
-def _fn_snippet(probe, seed):
-    p = probe.params
-    fn = p['fn']
-    lines = ['import numpy as np', 'import dezero', 'import dezero.functions as F',
-             'from dezero import Variable', '']
-    names = []
-    for i, a in enumerate(p['args']):
-        name = 'x{}'.format(i)
-        names.append(name)
-        if i in p['wrt']:
-            lines.append('{} = Variable({})'.format(name, _literal(np.asarray(a))))
-        else:
-            lines.append('{} = {}'.format(name, _literal(a)))
-    kwargs = ''.join(', {}={!r}'.format(k, v) for k, v in p.get('kwargs', {}).items())
-    kind, _, rest = fn.partition('.')
-    if kind == 'F':
-        call = 'F.{}({}{})'.format(rest, ', '.join(names), kwargs)
-    elif kind == 'op':
-        symbols = {'add': '{0} + {1}', 'radd': '{1} + {0}', 'sub': '{0} - {1}',
-                   'rsub': '{1} - {0}', 'mul': '{0} * {1}', 'rmul': '{1} * {0}',
-                   'div': '{0} / {1}', 'rdiv': '{1} / {0}', 'neg': '-{0}', 'pow': '{0} ** {1}'}
-        call = symbols.get(rest, '{0}.' + rest + '({1})').format(*names, '')
-    else:
-        call = '{}.{}({})'.format(names[0], rest, ', '.join(names[1:]))
-    if p.get('reseed') is not None:
-        lines.append('np.random.seed({})'.format(p['reseed']))
-    lines += ['y = {}'.format(call),
-              '# the upstream gradient the check used (random, so a backward that ignores gy shows)',
-              'gy = np.random.Generator(np.random.PCG64([{}, 7919])).standard_normal(y.shape)'
-              '.astype(y.dtype)'.format(seed),
-              'y.grad = Variable(gy)', 'y.backward()', 'print("y =", y)']
-    for i in p['wrt']:
-        lines.append('print("grad of x{0} =", x{0}.grad)'.format(i))
-    return '\n'.join(lines) + '\n'
+def _shell(text):
+    """`text` for a comment line: a folder name as a shell word, with nothing in it that could end
+    the comment (a newline in a learner's folder name would start a line of code)."""
+    if re.fullmatch(r'[\w./+-]+', text):
+        return text
+    return shlex.quote(_comment_safe(text))
+
+
+def _comment_safe(text):
+    return ''.join(c if c.isprintable() else '?' for c in text)
+
+
+def file_name(check_id: str) -> str:
+    """`repro_step52_device.fn.matmul.py` for `step52/device.fn.matmul`."""
+    return 'repro_{}.py'.format(re.sub(r'[^A-Za-z0-9._-]+', '_', check_id))
+
+
+def for_folder(snippet: str, folder, submission) -> str:
+    """The snippet as written into `folder`: its SUBMISSION the path of `submission` (the folder
+    or archive that was graded) relative to `folder`."""
+    target = Path(os.path.relpath(Path(submission).resolve(), Path(folder).resolve()))
+    return _SUBMISSION_LINE.sub(lambda m: 'SUBMISSION = {!r}'.format(target.as_posix()), snippet,
+                                count=1)
+
+
+def write_all(doc, folder, submission=None) -> list:
+    """One `repro_<check>.py` per failing check of a scorecard, in `folder` (atomic writes), each
+    pointing at `submission` (the path graded) relative to `folder`."""
+    from grader.schema import write_text_atomic
+    folder = Path(folder)
+    written = []
+    for c in doc.get('checks', ()):
+        if not c.get('repro'):
+            continue
+        path = folder / file_name(c['id'])
+        text = for_folder(c['repro'], folder, submission) if submission is not None else c['repro']
+        write_text_atomic(path, text)
+        written.append(path)
+    return written

@@ -143,7 +143,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
-        results = judge(work, assignment, learner, reference, device_mode, seed, sub)
+        results = judge(work, assignment, learner, reference, device_mode, seed, sub,
+                        options=options)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started)
@@ -171,9 +172,13 @@ def plan(assignment, seed: int, only=()) -> Work:
                 tuple(_unique(p for pl in plans.values() for p in pl.reference)))
 
 
-def judge(work: Work, assignment, learner, reference, device_mode, seed, sub) -> list:
+def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
+          options: Options = Options()) -> list:
     """Observations → one result per check (judges are pure functions of the observations)."""
     results = []
+    # what a repro snippet needs to run the check again the same way
+    again = {'device_mode': device_mode, 'era': options.era,
+             'timeout_s': options.limits.call_s or Limits().call_s}
     faults = assignments.fault_catalogue(assignment)
     for use, is_regression in work.uses:
         t0 = time.perf_counter()
@@ -201,7 +206,7 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub) ->
                                         type(e).__name__, str(e)[:200]))]
         probe_time = sum(learner.observations[p].duration_s for p in pl.learner)
         results.append(_result(use, findings, is_regression, faults, seed, sub,
-                               time.perf_counter() - t0 + probe_time, assignment.step))
+                               time.perf_counter() - t0 + probe_time, assignment.step, again))
     return results
 
 
@@ -214,7 +219,7 @@ def _unique(probes):
     return out
 
 
-def _result(use, findings, is_regression, faults, seed, sub, duration, step):
+def _result(use, findings, is_regression, faults, seed, sub, duration, step, again=None):
     status = score.status_of(findings)
     failing = [f for f in findings if f.status in FAILING]
     if failing:
@@ -240,6 +245,6 @@ def _result(use, findings, is_regression, faults, seed, sub, duration, step):
                               **({'hint': f.hint} if f.hint else {}),
                               **({'evidence': dict(f.evidence)} if f.evidence else {})}
                              for f in findings]}
-    repro = repro_for(use, seed, sub, step) if status in FAILING else ''
+    repro = repro_for(use, seed, sub, step, **(again or {})) if status in FAILING else ''
     return CheckResult(use=use, status=status, message=message, hint=hint, evidence=evidence,
                        repro=repro, faults=matched, duration_s=duration, regression=is_regression)

@@ -550,17 +550,21 @@ class Worker:
         raise self.failure
 
     def _where_from_dump(self, tail: str) -> str | None:
-        """The innermost frame outside the grader in a faulthandler dump (most recent call first)."""
+        """Where the code was in a faulthandler dump (most recent call first): the innermost frame
+        of the submission's own files (the learner's loop, not the library it calls), else the
+        innermost one outside the grader."""
         block = tail[tail.rfind("Current thread"):] if "Current thread" in tail else tail
         grader_dir = str(_GRADER_ROOT / "grader") + os.sep
+        top = str(self.cwd) + os.sep
+        outside = None
         for m in _FRAME_LINE.finditer(block):
             path = m["file"]
             if path.startswith(grader_dir) or path.startswith("<"):
                 continue
-            if path.startswith(str(self.cwd) + os.sep):
-                path = path[len(str(self.cwd)) + 1:]
-            return f"{path}:{m['line']} in {m['func']}"
-        return None
+            if path.startswith(top):
+                return f"{path[len(top):]}:{m['line']} in {m['func']}"
+            outside = outside or f"{path}:{m['line']} in {m['func']}"
+        return outside
 
     def _find_worker_pid(self) -> int:
         """The worker's own process (this machine's pid): the started process itself, or inside

@@ -60,8 +60,11 @@ def register(name, *, summary, params, plan, judge, tolerance=None, repro=None, 
 def learner_error_finding(obs: Observation, what: str) -> Finding:
     """A finding for a probe whose learner code raised, looped or died."""
     err = obs.error
+    if err.kind == 'not-run':   # stopped early, in the loop an earlier test timed out in
+        return Finding('skipped', '{}: {}'.format(what, err.message),
+                       evidence={'not_run': True, 'where': err.where})
     status = 'timeout' if err.kind == 'timeout' else 'error'
-    where = ' at {}'.format(err.where) if err.where else ''
+    where = ' at {}'.format(err.where) if err.where and err.kind != 'timeout' else ''
     if err.kind in ('timeout', 'worker'):   # the message already says what happened, in words
         text = '{}: {}{}'.format(what, err.message, where)
     else:

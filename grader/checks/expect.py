@@ -80,26 +80,64 @@ def _eq(a, b):
     return a == b
 
 
+def raised_phases(tree, path='', depth=12):
+    """(path, {'raised', 'message', 'where'}) of every phase of a report that raised, in order
+    (scenario reports are shallow; deeper than `depth` is not looked at)."""
+    if _raised(tree):
+        return [(path, tree)]
+    out = []
+    if depth <= 0:
+        return out
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            out.extend(raised_phases(value, '{}.{}'.format(path, key) if path else str(key),
+                                     depth - 1))
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree):
+            out.extend(raised_phases(value, '{}[{}]'.format(path, i), depth - 1))
+    return out
+
+
+def _at(info):
+    return ' at {}'.format(info['where']) if info.get('where') else ''
+
+
+def _raised_text(info):
+    return 'your code raised {}: {}{}'.format(info.get('raised'), info.get('message', ''), _at(info))
+
+
+def _because(report, reference=None):
+    """Why a value is missing from the learner's report, when a phase of it raised (and the same
+    phase of the reference's did not): the first such exception as text and evidence."""
+    theirs = {p for p, _ in raised_phases(reference)} if reference is not None else set()
+    for path, info in raised_phases(report):
+        if path not in theirs:
+            return (' because {} (in {})'.format(_raised_text(info), path or 'the scenario'),
+                    {'raised': info.get('raised'), 'exception_message': info.get('message', ''),
+                     'where': info.get('where', ''), 'raised_in': path})
+    return '', {}
+
+
 def _judge_expectation(report, exp, tol):
     path, op = exp['path'], exp['op']
     try:
         found = resolve(report, path)
     except Raised as r:
-        return Finding('failed', '{}: {} raised {}: {}'.format(
-            exp['message'], r.path.split('.')[0], r.info.get('raised'), r.info.get('message', '')),
+        return Finding('failed', '{}: {} raised {}: {}{}'.format(
+            exp['message'], r.path.split('.')[0], r.info.get('raised'), r.info.get('message', ''),
+            _at(r.info)),
             evidence={'path': path, 'raised': r.info.get('raised'),
-                      'exception_message': r.info.get('message', '')},
+                      'exception_message': r.info.get('message', ''),
+                      'where': r.info.get('where', '')},
             hint=exp.get('hint', ''), case=exp.get('case', path))
     except (KeyError, IndexError, TypeError):
-        return Finding('failed', '{}: nothing was reported at {}'.format(exp['message'], path),
-                       hint=exp.get('hint', ''), case=exp.get('case', path))
+        return _nothing(report, exp, path)
     if 'other' in exp:   # compare with another path of the same report
         expected_values = resolve(report, exp['other'])
     else:
         expected_values = [exp.get('value')] * len(found)
     if not found:
-        return Finding('failed', '{}: nothing was reported at {}'.format(exp['message'], path),
-                       hint=exp.get('hint', ''), case=exp.get('case', path))
+        return _nothing(report, exp, path)
     bad = []
     for a, b in zip(found, expected_values):
         t = tol
@@ -111,14 +149,26 @@ def _judge_expectation(report, exp, tol):
             bad.append((a, b))
     ok = not bad
     evidence = {'path': path, 'op': op}
+    because = ''
     if bad:
         evidence['found'] = _show(bad[0][0])
         evidence['expected'] = _show(bad[0][1])
         evidence['mismatches'] = len(bad)
         evidence['checked'] = len(found)
+        if op == 'len':   # a list cut short: by an exception, when a phase raised
+            because, more = _because(report)
+            evidence.update(more)
     return Finding('passed' if ok else 'failed', exp['message'] if ok else
-                   exp.get('failure', 'expected: ' + exp['message']),
+                   exp.get('failure', 'expected: ' + exp['message']) + because,
                    evidence=evidence, hint='' if ok else exp.get('hint', ''),
+                   case=exp.get('case', path))
+
+
+def _nothing(report, exp, path):
+    """An expectation whose path holds nothing: say which exception left it empty, if one did."""
+    because, evidence = _because(report)
+    return Finding('failed', '{}: nothing was reported at {}{}'.format(exp['message'], path, because),
+                   evidence=dict(evidence, path=path), hint=exp.get('hint', ''),
                    case=exp.get('case', path))
 
 
@@ -210,10 +260,12 @@ def _match_judge(inp):
         return [Finding('passed', '{} matches the reference'.format(
             inp.params.get('what', inp.params['scenario'])))]
     first = mismatches[0]
-    return [Finding('failed', '{} differs from the reference at {}: {}'.format(
-        inp.params.get('what', inp.params['scenario']), first['path'] or '(top)', first['problem']),
-        evidence={'first_mismatch': first, 'mismatches': len(mismatches),
-                  'paths': [m['path'] for m in mismatches[:10]]},
+    because, more = ('', {}) if 'raised' in first else _because(report, robs.value)
+    return [Finding('failed', '{} differs from the reference at {}: {}{}'.format(
+        inp.params.get('what', inp.params['scenario']), first['path'] or '(top)', first['problem'],
+        because),
+        evidence=dict({'first_mismatch': first, 'mismatches': len(mismatches),
+                       'paths': [m['path'] for m in mismatches[:10]]}, **more),
         hint=inp.params.get('hint', ''))]
 
 
@@ -232,8 +284,9 @@ def _unreferenced_judge(inp, section):
                         case='graded_without_reference')]
     if section.get('raised') is not None:
         info = section['raised'] if isinstance(section['raised'], dict) else {}
-        findings.append(Finding('failed', '{}: your code raised {}: {}'.format(
-            what, info.get('raised', 'an error'), info.get('message', '')), case='run'))
+        findings.append(Finding('failed', '{}: your code raised {}: {}{}'.format(
+            what, info.get('raised', 'an error'), info.get('message', ''), _at(info)), case='run',
+            evidence={'raised': info.get('raised', ''), 'where': info.get('where', '')}))
         return findings
     for prop in section.get('properties', ()):
         findings.append(Finding('passed' if prop['ok'] else 'failed',
@@ -264,16 +317,15 @@ def _unreferenced_judge(inp, section):
 
 
 def _raised(v):
-    return isinstance(v, dict) and 'raised' in v and set(v) <= {'raised', 'message'}
+    return isinstance(v, dict) and 'raised' in v and set(v) <= {'raised', 'message', 'where'}
 
 
 def _diff(a, b, path, ignore, tol, out):
     if path in ignore or len(out) >= 50:
         return
     if _raised(a) and not _raised(b):   # a phase of the learner's raised: say what it raised
-        out.append({'path': path, 'problem': 'your code raised {}: {}'.format(
-            a['raised'], a.get('message', '')), 'raised': a['raised'],
-            'exception_message': a.get('message', '')})
+        out.append({'path': path, 'problem': _raised_text(a), 'raised': a['raised'],
+                    'exception_message': a.get('message', ''), 'where': a.get('where', '')})
         return
     if isinstance(b, dict) and isinstance(a, dict):
         for key in b:

@@ -15,6 +15,7 @@ into an `invalid` scorecard.
 import importlib
 import importlib.abc
 import os
+import signal
 import sys
 import time
 import types
@@ -31,6 +32,15 @@ _encode = wire.encode
 
 class GraderModified(Exception):
     """Learner code changed one of the grader's own modules inside the worker."""
+
+
+SAME_TIMEOUT = 'SameTimeout'   # the error type of a probe stopped in code that timed out before
+
+
+class SameTimeout(BaseException):
+    """A probe found running, for `after` seconds in one call, a function where an earlier probe
+    ran out of time: stopped now rather than after its own time limit. A BaseException, so that
+    the learner's `except Exception` does not swallow it."""
 
 
 def _fingerprint():
@@ -150,9 +160,55 @@ def probe(msg, _verify=_verify, _encode=_encode):
         raise RuntimeError('a device probe reached a worker without a device')
     ctx = Ctx(_state['api'], device, int(msg['seed']), _state['xp_device'])
     params = _host_arrays(wire.decode(msg.get('params') or {}))
-    answer = _encode(fn(ctx, **params))
+    stop = _watch(msg.get('stuck') or (), float(msg.get('stuck_after') or 1.0), msg.get('token'))
+    try:
+        answer = _encode(fn(ctx, **params))
+    finally:
+        stop()
     _verify(pristine)
     return answer
+
+
+def _watch(stuck, after, token):
+    """While a probe runs: every `after`/4 s, look at the stack; a function of `stuck` (each
+    `[file relative to the submission, function name]`, where earlier probes ran out of time)
+    found in the same call for `after` seconds raises SameTimeout. Returns the undo."""
+    places = {(str(f), str(n)) for f, n in stuck}
+    if not places or not hasattr(signal, 'setitimer') or after <= 0:
+        return lambda: None
+    top = os.getcwd() + os.sep
+    seen = {'frame': None, 'since': 0.0}
+
+    def sample(signum, frame):
+        hit = None
+        while frame is not None:
+            code = frame.f_code
+            name = code.co_filename
+            rel = name[len(top):] if name.startswith(top) else name
+            if (rel, code.co_name) in places:
+                hit = frame   # the outermost call of it: an endless loop's own call
+            frame = frame.f_back
+        now = time.monotonic()
+        if hit is None or hit is not seen['frame']:
+            seen['frame'], seen['since'] = hit, now
+        elif now - seen['since'] >= after:
+            seen['frame'] = None
+            raise SameTimeout('{} {}:{} in {}'.format(token, _rel_of(hit, top), hit.f_lineno,
+                                                      hit.f_code.co_name))
+
+    previous = signal.signal(signal.SIGALRM, sample)
+    signal.setitimer(signal.ITIMER_REAL, after / 4, after / 4)
+
+    def undo():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+        seen['frame'] = None
+    return undo
+
+
+def _rel_of(frame, top):
+    name = frame.f_code.co_filename
+    return name[len(top):] if name.startswith(top) else name
 
 
 def _host_arrays(value):

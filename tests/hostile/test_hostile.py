@@ -122,10 +122,13 @@ def test_endless_loop_inside_a_check_fails_the_checks_within_one_budget(tmp_path
     elapsed = time.monotonic() - started
     assert doc['verdict'] in ('reject', 'rollback')
     bad = failing(doc)
-    assert bad['step52/device.fn.tanh']['status'] == 'timeout'
-    messages = ' '.join(c['message'] for c in bad.values())
-    assert 'did not finish within the 2 s time limit' in messages and '_hostile_backward' in messages
-    assert 'allowed for grading the whole submission' in messages  # the budget ran out: not run
+    # one loop, one timeout: the tests stuck in the same loop later are not run because of it,
+    # and once the budget is spent, the rest are not run either
+    limit = [c for c in bad.values() if 'did not finish within the 2 s time limit' in c['message']]
+    assert len(limit) == 1 and '_hostile_backward' in limit[0]['message']
+    rest = [c for c in doc['checks'] if c['status'] != 'passed' and c not in limit]
+    assert rest and all('not run: it reached dezero/__init__.py' in c['message'] or
+                        'allowed for grading the whole submission' in c['message'] for c in rest)
     assert doc['checks'][0]['id'] == 'step52/api' and doc['checks'][0]['status'] == 'passed'
     assert elapsed < 60  # the 8 s budget bounds it, not 2 s times every test
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from grader.probes.registry import scenario
 from grader.probes.scenarios.early_fn import Names, export, host_value, is_variable
+from grader.probes.scenarios.fixtures import raised
 
 _array = np.array
 _asarray = np.asarray
@@ -32,7 +33,7 @@ def phase(results, name, fn):
     try:
         results[name] = fn()
     except Exception as e:
-        results[name] = {'raised': type(e).__name__, 'message': str(e)[:300]}
+        results[name] = raised(e)
     return results
 
 
@@ -595,7 +596,8 @@ def operands(ctx, value, cases=STEP21_OPERANDS, add_first=True):
     res = {'not_variables': [], 'values': {}, 'grads': {}}
 
     def failed(text, e):
-        return {'raised': type(e).__name__, 'message': '{}: {}'.format(text, str(e)[:300])}
+        info = raised(e)
+        return dict(info, message='{}: {}'.format(text, info['message']))
 
     table = {name: OPERAND_CASES[name][:3] for name in cases}
     if add_first:

@@ -1,0 +1,80 @@
+"""One endless loop is one timeout: after a probe of the learner's code runs past the time limit,
+the probes that get stuck in the same call are stopped there early and reported as not run
+because of it, instead of each waiting for its own limit (an endless loop in Variable.backward
+with --timeout 3 once took 45 s and twelve timeout blocks at step 40, 143 s and 32 at step 52).
+"""
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import load, run, selftest
+from grader.probes import handlers
+from grader.sandbox import Limits
+
+# an empty loop, and one that spends its time in a library (the innermost frame when it is
+# stopped is NumPy's, the call that never returns the learner's)
+LOOPS = {'empty': '        while True:\n            pass\n',
+         'calls-numpy': '        while True:\n            np.sum(np.ones(3))\n'}
+
+
+def _endless_backward(tmp_path, step=40, loop='empty'):
+    sub = load.prepare(selftest.reference_source(step), step, tmp_path / 'sub')
+    core = sub.root / 'dezero' / 'core.py'
+    text = core.read_text()
+    head = '    def backward(self, retain_grad=False, create_graph=False):\n'
+    assert head in text
+    core.write_text(text.replace(head, head + LOOPS[loop], 1))
+    return sub.root
+
+
+@pytest.mark.parametrize('loop', sorted(LOOPS))
+def test_endless_backward_is_one_timeout_and_the_rest_not_run(tmp_path, loop):
+    root = _endless_backward(tmp_path, loop=loop)
+    started = time.perf_counter()
+    doc = run.grade(root, 40, run.Options(seed=2026, limits=Limits(call_s=3.0)))
+    elapsed = time.perf_counter() - started
+    by_status = {}
+    for c in doc['checks']:
+        by_status.setdefault(c['status'], []).append(c)
+    assert len(by_status['timeout']) == 1, [c['id'] for c in by_status['timeout']]
+    first = by_status['timeout'][0]
+    # the learner's own line, also where the loop spends its time in NumPy
+    assert '(it was running dezero/core.py:' in first['message'], first['message']
+    assert 'in backward)' in first['message']
+    not_run = by_status['skipped']
+    assert len(not_run) >= 8
+    for c in not_run:
+        assert 'not run: it reached dezero/core.py:' in c['message'], c['message']
+        assert 'where an earlier test ran past the 3 s time limit' in c['message']
+        assert c['earned'] == 0 and not c['repro']
+    assert doc['verdict'] == 'reject'
+    # one 3 s limit, not one per check (twelve of them took 45 s before)
+    assert elapsed < 30, elapsed
+
+
+def test_same_function_called_often_is_not_a_timeout(tmp_path, monkeypatch):
+    """Only one call staying in the function counts: many short calls of it are normal code."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'loopmod.py').write_text(
+        'import time\n'
+        'def step():\n'
+        '    time.sleep(0.01)\n'
+        'def endless():\n'
+        '    while True:\n'
+        '        pass\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import loopmod
+    undo = handlers._watch([['loopmod.py', 'step'], ['loopmod.py', 'endless']], 0.3, 'tok')
+    try:
+        until = time.monotonic() + 1.0
+        while time.monotonic() < until:
+            loopmod.step()          # in and out of step() a hundred times: never stopped
+        started = time.monotonic()
+        with pytest.raises(handlers.SameTimeout) as raised:
+            loopmod.endless()
+        assert time.monotonic() - started < 1.5
+        assert str(raised.value).startswith('tok loopmod.py:')
+        assert str(raised.value).endswith(' in endless')
+    finally:
+        undo()

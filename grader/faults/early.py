@@ -75,6 +75,15 @@ def call_overwrites_input(dz):
     dz.Function.__call__ = __call__
 
 
+@patch('exp_forward_exp2')
+def exp_forward_exp2(dz):
+    import numpy as np
+
+    def forward(self, x):
+        return np.exp2(x)                  # picked from the completion list: 2 ** x, not e ** x
+    dz.Exp.forward = forward
+
+
 # -- step 4 ---------------------------------------------------------------------------------------
 @patch('numdiff_forward')
 def numdiff_forward(dz):
@@ -291,6 +300,13 @@ def backward_gys_not_unpacked(dz):
                 if x.creator is not None:
                     funcs.append(x.creator)
     dz.Variable.backward = backward
+
+
+@patch('add_forward_first_twice')
+def add_forward_first_twice(dz):
+    def forward(self, x0, x1):
+        return x0 + x0                     # copy-paste slip: the second input never used
+    dz.Add.forward = forward
 
 
 # -- steps 14-18 ----------------------------------------------------------------------------------
@@ -558,3 +574,10 @@ def div_scalar_not_as_array(dz):
         return dz.Div()(x1, x0)
     dz.Variable.__truediv__ = dz.div = div
     dz.Variable.__rtruediv__ = dz.rdiv = rdiv
+
+
+@patch('reflected_ops_crossed')
+def reflected_ops_crossed(dz):
+    # Registered by copy-paste: 2.5 + x multiplies, 1.5 * x adds.
+    dz.Variable.__radd__ = dz.mul
+    dz.Variable.__rmul__ = dz.add

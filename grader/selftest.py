@@ -5,7 +5,8 @@ the step's catalogue (its own and its regression steps') is injected into a copy
 reference and graded, and must end in `reject` (a fault of this step) or `rollback` (a fault of
 an earlier step), with every check its catalogue entry names among the failing ones. The fault ×
 check matrix shows which checks each fault made fail; a check of this step that no fault can
-make fail is a gap too.
+make fail is a gap too, and so is one that fails only by a crash or only collaterally (see
+`grader/proof.py`: every check must fail by judgment on a fault of its own step that names it).
 """
 from __future__ import annotations
 

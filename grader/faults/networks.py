@@ -482,6 +482,23 @@ def clip_grad_unmasked(dz):
     F.clip = clip
 
 
+@patch('clip_grad_mask_only')
+def clip_grad_mask_only(dz):
+    F = dz.functions
+    original = F.clip
+
+    def clip(x, x_min, x_max):
+        y = original(x, x_min, x_max)
+        f = y.creator
+
+        def backward(gy):
+            x, = f.inputs
+            return dz.Variable((x.data >= x_min) & (x.data <= x_max))   # gy * mask intended
+        f.backward = backward
+        return y
+    F.clip = clip
+
+
 @patch('log_grad_times_x')
 def log_grad_times_x(dz):
     F = dz.functions

@@ -44,6 +44,27 @@ def test_selftest_every_step(step):
     assert_selftest(step)
 
 
+def test_selftest_counts_a_check_only_when_a_fault_of_its_own_makes_it_judge_a_wrong_value(
+        monkeypatch):
+    """Step 3's `exp` and `chain` fail on `exp-math-exp` only by a crash (math.exp raises on an
+    array) and `chain_0d` only on a fault that does not name it: without the wrong-value fault
+    `exp-forward-exp2` selftest reports all three as gaps; with it, none."""
+    outcome = selftest.run_step(3, seed=SEED)
+    assert outcome.ok, selftest.render(outcome)
+    assert outcome.proof.counts['judged'] == len(assignments.load(3).checks)
+    assert 'forward.value' in outcome.proof.battery_cases
+    full = assignments.fault_catalogue
+    monkeypatch.setattr(assignments, 'fault_catalogue', lambda a: tuple(
+        f for f in full(a) if f.id != 'exp-forward-exp2'))
+    outcome = selftest.run_step(3, seed=SEED)
+    assert outcome.proof.of('crash only') == ['step03/chain', 'step03/exp']
+    assert outcome.proof.of('collateral only') == ['step03/chain_0d']
+    text = selftest.render(outcome)
+    assert 'GAP: check step03/exp fails only by a crash' in text
+    assert '1 check(s) fail by judgment on a fault of their own, 2 only by a crash, 1 only ' \
+           'collaterally, 0 never' in text
+
+
 def test_every_step_with_code_has_faults_and_every_step_is_graded():
     for step in range(1, 52):
         a = assignments.load(step)

@@ -131,6 +131,14 @@ def square_backward_no_two(dz):
     dz.Square.backward = backward
 
 
+@patch('exp_backward_times_x')
+def exp_backward_times_x(dz):
+    def backward(self, gy):
+        x = self.inputs[0].data if hasattr(self, 'inputs') else self.input.data
+        return x * gy                      # the power rule's habit: exp'(x) is exp(x), not x
+    dz.Exp.backward = backward
+
+
 @patch('call_forgets_input')
 def call_forgets_input(dz):
     original = dz.Function.__call__

@@ -420,6 +420,27 @@ def retain_grad_ignored(dz):
     dz.Variable.backward = backward
 
 
+@patch('retain_grad_frees_inputs')
+def retain_grad_frees_inputs(dz):
+    # for x in f.inputs: x.grad = None -- the inputs' gradients freed, not the outputs'
+    original = dz.Variable.backward
+
+    def backward(self, retain_grad=False, *args, **kwargs):
+        result = original(self, retain_grad, *args, **kwargs)
+        if not retain_grad:
+            todo, seen = [self.creator], set()
+            while todo:
+                f = todo.pop()
+                if f is None or id(f) in seen:
+                    continue
+                seen.add(id(f))
+                for x in f.inputs:
+                    x.grad = None
+                    todo.append(x.creator)
+        return result
+    dz.Variable.backward = backward
+
+
 # -- step 19 --------------------------------------------------------------------------------------
 @patch('len_returns_size')
 def len_returns_size(dz):

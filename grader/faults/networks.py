@@ -252,6 +252,25 @@ def linear_nobias_crash(dz):
     F.linear = linear
 
 
+@patch('linear_grad_w_torch_layout')
+def linear_grad_w_torch_layout(dz):
+    F = dz.functions
+    original = F.linear
+
+    def linear(x, W, b=None):
+        y = original(x, W, b)
+        f = y.creator
+        backward = f.backward
+
+        def torch_layout(gy):
+            grads = list(backward(gy))
+            grads[1] = F.matmul(gy.T, f.inputs[0])   # gy.T @ x: PyTorch's (out, in) weight
+            return tuple(grads)
+        f.backward = torch_layout
+        return y
+    F.linear = linear
+
+
 @patch('exp_grad_uses_input')
 def exp_grad_uses_input(dz):
     F = dz.functions

@@ -63,6 +63,11 @@ def _changed_constant(value):
     return value * 2 if isinstance(value, int) else value * 0.5
 
 
+def _pos(node):
+    """Where a node is, start and end: nested operations can share their start."""
+    return (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
 def _owned_bodies(tree, filename):
     """(owner name, method name, node) for every function body the mutator may change."""
     for node in tree.body:
@@ -84,33 +89,30 @@ def sites(filename, source):
             if isinstance(node, ast.BinOp) and type(node.op) in SWAP:
                 new = SWAP[type(node.op)]
                 out.append(where + ('{} → {}'.format(type(node.op).__name__, new.__name__),
-                                    ('op', node.lineno, node.col_offset, new)))
+                                    ('op', _pos(node), new)))
                 if method == 'backward':
-                    out.append(where + ('drop right operand', ('keep', node.lineno,
-                                                               node.col_offset, 'left')))
-                    out.append(where + ('drop left operand', ('keep', node.lineno,
-                                                              node.col_offset, 'right')))
+                    out.append(where + ('drop right operand', ('keep', _pos(node), 'left')))
+                    out.append(where + ('drop left operand', ('keep', _pos(node), 'right')))
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                out.append(where + ('drop unary minus', ('neg', node.lineno, node.col_offset, None)))
+                out.append(where + ('drop unary minus', ('neg', _pos(node), None)))
             elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in FLIP:
                 new = FLIP[type(node.ops[0])]
                 out.append(where + ('{} → {}'.format(type(node.ops[0]).__name__, new.__name__),
-                                    ('cmp', node.lineno, node.col_offset, new)))
+                                    ('cmp', _pos(node), new)))
             elif isinstance(node, ast.Constant) and _changed_constant(node.value) is not None:
                 out.append(where + ('constant {!r} → {!r}'.format(node.value,
                                                                   _changed_constant(node.value)),
-                                    ('const', node.lineno, node.col_offset, None)))
+                                    ('const', _pos(node), None)))
     return out
 
 
 class _Apply(ast.NodeTransformer):
     def __init__(self, spec):
-        self.kind, self.line, self.col, self.arg = spec
+        self.kind, self.pos, self.arg = spec
         self.done = False
 
     def _here(self, node):
-        return (not self.done and getattr(node, 'lineno', None) == self.line
-                and getattr(node, 'col_offset', None) == self.col)
+        return not self.done and hasattr(node, 'end_col_offset') and _pos(node) == self.pos
 
     def visit_BinOp(self, node):
         if self._here(node) and self.kind in ('op', 'keep'):
@@ -150,6 +152,18 @@ def mutate(source, spec):
     return ast.unparse(tree)
 
 
+def mutants(filename, source):
+    """(owner, method, line, description, mutated text) per site, one per distinct program
+    (dropping either operand of `x * x` gives the same one)."""
+    out, seen = [], set()
+    for owner, method, line, what, spec in sites(filename, source):
+        text = mutate(source, spec)
+        if text not in seen:
+            seen.add(text)
+            out.append((owner, method, line, what, text))
+    return out
+
+
 def grade_mutant(filename, text, step, seed, work):
     root = Path(tempfile.mkdtemp(prefix='mutant-', dir=work))
     shutil.copytree(reference.ROOT / 'dezero', root / 'dezero',
@@ -174,24 +188,23 @@ def main(argv=None):
     ap.add_argument('--json', help='write every mutant and its outcome here')
     args = ap.parse_args(argv)
     only = {o for o in args.only.split(',') if o}
-    mutants = []
+    chosen = []
     for filename in ('functions.py', 'core.py'):
         source = (reference.ROOT / 'dezero' / filename).read_text(encoding='utf-8')
-        for owner, method, line, what, spec in sites(filename, source):
+        for owner, method, line, what, text in mutants(filename, source):
             if not only or owner in only:
-                mutants.append((filename, owner, method, line, what, spec, source))
-    total = len(mutants)
+                chosen.append((filename, owner, method, line, what, text))
+    total = len(chosen)
     if args.sample and args.sample < total:
-        mutants = random.Random(args.seed).sample(mutants, args.sample)
-    mutants.sort(key=lambda m: (m[0], m[3]))
+        chosen = random.Random(args.seed).sample(chosen, args.sample)
+    chosen.sort(key=lambda m: (m[0], m[3]))
     work = Path(tempfile.mkdtemp(prefix='dezero-mutation-'))
     rows, t0 = [], time.perf_counter()
     try:
-        for filename, owner, method, line, what, spec, source in mutants:
+        for filename, owner, method, line, what, text in chosen:
             step = OWNERS[(filename, owner)]
             t = time.perf_counter()
-            verdict, failing = grade_mutant(filename, mutate(source, spec), step,
-                                            args.grade_seed, work)
+            verdict, failing = grade_mutant(filename, text, step, args.grade_seed, work)
             row = {'file': filename, 'owner': owner, 'method': method, 'line': line,
                    'mutation': what, 'step': step, 'verdict': verdict,
                    'rejected': verdict == 'reject', 'failing': failing,
@@ -207,7 +220,7 @@ def main(argv=None):
     killed = sum(r['rejected'] for r in rows)
     judged = sum(r['rejected'] and r['by_judgment'] for r in rows)
     elapsed = time.perf_counter() - t0
-    print('{} mutation sites; {} mutants graded in {:.0f} s ({:.1f} s each): {} rejected by the '
+    print('{} distinct mutants; {} mutants graded in {:.0f} s ({:.1f} s each): {} rejected by the '
           'owning step ({} by judging a wrong value), {} survived'.format(
               total, len(rows), elapsed, elapsed / max(1, len(rows)), killed, judged,
               len(rows) - killed))

@@ -31,17 +31,21 @@ def test_each_check_is_classified_by_how_its_own_faults_make_it_fail():
                                       'step07/d': proof.Failure('timeout')}),
     ]
     p = proof.prove(7, CHECKS, rows)
+    assert not proof.problems(p, pending={'step07/a': 'x', 'step07/b': 'x', 'step07/c': 'x',
+                                          'step07/d': 'x'})[1:]
+    assert 'remove it from proof.PENDING' in proof.problems(p, pending={'step07/a': 'x'})[0]
     assert p.kind == {'step07/a': proof.JUDGED, 'step07/b': proof.CRASH,
                       'step07/c': proof.COLLATERAL, 'step07/d': proof.CRASH,
                       'step07/e': proof.NEVER}
     assert p.counts == {proof.JUDGED: 1, proof.CRASH: 2, proof.COLLATERAL: 1, proof.NEVER: 1}
     assert p.battery and p.battery_cases == {'grad.numeric': ['f1']}
-    gaps = proof.problems(p)
+    gaps = proof.problems(p, pending={})
     assert len(gaps) == 3 and all(any(c in g for g in gaps)
                                   for c in ('step07/b', 'step07/c', 'step07/d'))
-    text = '\n'.join(proof.render(p))
+    text = '\n'.join(proof.render(p, pending={'step07/c': 'why'}))
     assert '1 check(s) fail by judgment' in text and '2 only by a crash' in text
     assert '1/11' in text
+    assert 'pending: step07/c (collateral only): why' in text
 
 
 def test_failures_are_read_from_a_scorecard_with_their_failing_cases():

@@ -14,6 +14,11 @@ A surviving mutant is either a gap of the owning step or equivalent to the origi
 `x > 0` flipped to `x >= 0` where the inputs never hit 0): survivors are listed with their
 change for a person to classify; the figure to quote is rejected / (mutants − equivalent ones).
 Grading is the ordinary `run.grade`, so a mutant takes as long as a `check` of its step.
+
+Measured on the reference with `--sample 0` (all 125 distinct mutants, about 3 minutes on two
+busy cores): 122 rejected by the owning step, 115 of them by judging a wrong value (the other 7
+make the code raise); the 3 survivors flip a comparison in a mask (ReLU's `x > 0`, Clip's
+bounds), equivalent on the inputs the checks draw, which avoid the kinks on purpose.
 """
 from __future__ import annotations
 

@@ -69,13 +69,16 @@ class Proof:
         return {k: len(self.of(k)) for k in KINDS}
 
 
-def prove(step: int, own_checks, rows) -> Proof:
+def prove(step: int, own_checks, rows, owner_steps=None) -> Proof:
     """`own_checks`: the step's CheckUses; `rows`: (fault, {check id: Failure}) per variant.
 
     A check is `judged` when a fault of this step naming it made it fail with status `failed`;
     `crash only` when such faults made it fail, but only by an error or a timeout; `collateral
     only` when it failed only on faults that do not name it or belong to other steps; `never`
-    when no variant made it fail."""
+    when no variant made it fail. `owner_steps` are the steps whose faults count as the check's
+    own: this step alone, or for a step without code of its own (`no_code`: it grades what
+    earlier steps wrote) the steps it names for regression."""
+    owners = {step} if owner_steps is None else set(owner_steps)
     proof = Proof(step)
     battery = {u.id for u in own_checks if u.check in BATTERY_CHECKS}
     proof.battery = bool(battery)
@@ -86,7 +89,7 @@ def prove(step: int, own_checks, rows) -> Proof:
             if f is None:
                 continue
             failed_any = True
-            if fault.step == step and use.id in fault.targets:
+            if fault.step in owners and use.id in fault.targets:
                 named.append(f.status)
         if 'failed' in named:
             proof.kind[use.id] = JUDGED

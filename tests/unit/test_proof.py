@@ -59,3 +59,10 @@ def test_failures_are_read_from_a_scorecard_with_their_failing_cases():
     ]}
     assert proof.failures_of(doc) == {'step07/a': proof.Failure('failed', ('grad.reference',)),
                                       'step07/c': proof.Failure('error', ())}
+
+
+def test_a_step_without_code_counts_the_faults_of_the_steps_it_grades():
+    checks = [use('step07/a')]
+    rows = [(fault('f6', 6, 'step07/a'), {'step07/a': proof.Failure('failed')})]
+    assert proof.prove(7, checks, rows).kind == {'step07/a': proof.COLLATERAL}
+    assert proof.prove(7, checks, rows, owner_steps={7, 6}).kind == {'step07/a': proof.JUDGED}

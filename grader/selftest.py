@@ -5,7 +5,8 @@ the step's catalogue (its own and its regression steps') is injected into a copy
 reference and graded, and must end in `reject` (a fault of this step) or `rollback` (a fault of
 an earlier step), with every check its catalogue entry names among the failing ones. The fault ×
 check matrix shows which checks each fault made fail; a check of this step that no fault can
-make fail is a gap too.
+make fail is a gap too, and so is one that fails only by a crash or only collaterally (see
+`grader/proof.py`: every check must fail by judgment on a fault of its own step that names it).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, faults, load, run
+from grader import assignments, faults, load, proof, run
 from grader.model import FAILING
 
 
@@ -26,6 +27,8 @@ class Outcome:
     rows: list = field(default_factory=list)            # (fault, expected, verdict, failed ids, missing)
     uncaught: list = field(default_factory=list)        # own check ids no fault made fail
     problems: list = field(default_factory=list)
+    failures: list = field(default_factory=list)        # per row: {check id: proof.Failure}
+    proof: proof.Proof | None = None
 
     @property
     def ok(self):
@@ -71,6 +74,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
             expected = 'reject' if fault.step == step else 'rollback'
             missing = [t for t in fault.targets if t in graded and t not in failed]
             outcome.rows.append((fault, expected, doc['verdict'], failed, missing))
+            outcome.failures.append(proof.failures_of(doc))
             if doc['verdict'] != expected:
                 outcome.problems.append('fault {} ended in {} (expected {}); failing: {}'.format(
                     fault.id, doc['verdict'], expected, failed or doc.get('reason')))
@@ -84,6 +88,10 @@ def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
     outcome.uncaught = sorted(u.id for u in own if u.id not in ever_failed)
     for check_id in outcome.uncaught:
         outcome.problems.append('check {} fails on no fault of the catalogue'.format(check_id))
+    outcome.proof = proof.prove(step, own, [(r[0], f) for r, f in zip(outcome.rows,
+                                                                       outcome.failures)],
+                                {step, *assignment.regression} if assignment.no_code else {step})
+    outcome.problems.extend(proof.problems(outcome.proof))
     return outcome
 
 
@@ -103,6 +111,8 @@ def render(outcome: Outcome) -> str:
     lines.append('  totals: {}/{} faults caught as catalogued; {} fault × check failures; '
                  '{} check(s) no fault makes fail'.format(caught, len(outcome.rows), pairs,
                                                           len(outcome.uncaught)))
+    if outcome.proof is not None:
+        lines.extend(proof.render(outcome.proof))
     for p in outcome.problems:
         lines.append('  GAP: ' + p)
     return '\n'.join(lines) + '\n'

@@ -27,6 +27,12 @@ H = 1e-5                 # central-difference step (float64)
 FULL_JACOBIAN_MAX = 64   # up to this many input elements, differentiate element by element
 DIRECTIONS = 4           # otherwise, this many random directions
 
+# the checks that judge with the battery, and the named sub-checks (`Finding.case`) it can fail
+BATTERY_CHECKS = ('grad.battery', 'grad.early')
+BATTERY_CASES = ('forward.type', 'forward.device', 'forward.value', 'grad.present', 'grad.shape',
+                 'grad.dtype', 'grad.device', 'input.unchanged', 'grad.reference', 'grad.numeric',
+                 'grad.zero_upstream')
+
 
 def draw(spec, rng):
     """One input from its spec: a float domain, integer labels, or a literal constant."""

@@ -27,6 +27,27 @@ def init_missing_exports(dz):
             delattr(dz, name)
 
 
+@patch('setup_add_as_mul')
+def setup_add_as_mul(dz):
+    # setup_variable, written by copy-paste: Variable.__add__ = mul
+    dz.Variable.__add__ = dz.Variable.__mul__
+
+
+@patch('add_grad_from_sub')
+def add_grad_from_sub(dz):
+    # Add written by copying Sub: the minus of the second input's gradient kept.
+    class Add(dz.Function):
+        def forward(self, x0, x1):
+            return x0 + x1
+
+        def backward(self, gy):
+            return gy, -gy
+
+    def add(x0, x1):
+        return Add()(x0, dz.as_array(x1))
+    dz.Variable.__add__ = dz.Variable.__radd__ = add
+
+
 # -- step 26 --------------------------------------------------------------------------------------
 @patch('dot_edges_reversed')
 def dot_edges_reversed(dz):

@@ -75,6 +75,15 @@ def call_overwrites_input(dz):
     dz.Function.__call__ = __call__
 
 
+@patch('exp_forward_exp2')
+def exp_forward_exp2(dz):
+    import numpy as np
+
+    def forward(self, x):
+        return np.exp2(x)                  # picked from the completion list: 2 ** x, not e ** x
+    dz.Exp.forward = forward
+
+
 # -- step 4 ---------------------------------------------------------------------------------------
 @patch('numdiff_forward')
 def numdiff_forward(dz):
@@ -120,6 +129,14 @@ def square_backward_no_two(dz):
         x = self.inputs[0].data if hasattr(self, 'inputs') else self.input.data
         return x * gy                      # the factor 2 forgotten
     dz.Square.backward = backward
+
+
+@patch('exp_backward_times_x')
+def exp_backward_times_x(dz):
+    def backward(self, gy):
+        x = self.inputs[0].data if hasattr(self, 'inputs') else self.input.data
+        return x * gy                      # the power rule's habit: exp'(x) is exp(x), not x
+    dz.Exp.backward = backward
 
 
 @patch('call_forgets_input')
@@ -293,6 +310,13 @@ def backward_gys_not_unpacked(dz):
     dz.Variable.backward = backward
 
 
+@patch('add_forward_first_twice')
+def add_forward_first_twice(dz):
+    def forward(self, x0, x1):
+        return x0 + x0                     # copy-paste slip: the second input never used
+    dz.Add.forward = forward
+
+
 # -- steps 14-18 ----------------------------------------------------------------------------------
 @patch('grad_inplace_add')
 def grad_inplace_add(dz):
@@ -393,6 +417,27 @@ def retain_grad_ignored(dz):
 
     def backward(self, retain_grad=False, *args, **kwargs):
         return original(self, True, *args, **kwargs)   # every gradient kept
+    dz.Variable.backward = backward
+
+
+@patch('retain_grad_frees_inputs')
+def retain_grad_frees_inputs(dz):
+    # for x in f.inputs: x.grad = None -- the inputs' gradients freed, not the outputs'
+    original = dz.Variable.backward
+
+    def backward(self, retain_grad=False, *args, **kwargs):
+        result = original(self, retain_grad, *args, **kwargs)
+        if not retain_grad:
+            todo, seen = [self.creator], set()
+            while todo:
+                f = todo.pop()
+                if f is None or id(f) in seen:
+                    continue
+                seen.add(id(f))
+                for x in f.inputs:
+                    x.grad = None
+                    todo.append(x.creator)
+        return result
     dz.Variable.backward = backward
 
 
@@ -558,3 +603,10 @@ def div_scalar_not_as_array(dz):
         return dz.Div()(x1, x0)
     dz.Variable.__truediv__ = dz.div = div
     dz.Variable.__rtruediv__ = dz.rdiv = rdiv
+
+
+@patch('reflected_ops_crossed')
+def reflected_ops_crossed(dz):
+    # Registered by copy-paste: 2.5 + x multiplies, 1.5 * x adds.
+    dz.Variable.__radd__ = dz.mul
+    dz.Variable.__rmul__ = dz.add

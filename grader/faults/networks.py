@@ -61,6 +61,23 @@ def mul_grad_summed(dz):
     dz.Variable.__rmul__ = mul
 
 
+@patch('sin_grad_sign')
+def sin_grad_sign(dz):
+    F = dz.functions
+
+    class Sin(dz.Function):
+        def forward(self, x):
+            return dz.cuda.get_array_module(x).sin(x)
+
+        def backward(self, gy):
+            x, = self.inputs
+            return gy * -F.cos(x)          # the sign of cos' = -sin carried over to sin' = cos
+
+    def sin(x):
+        return Sin()(x)
+    F.sin = sin
+
+
 # -- step 38 --------------------------------------------------------------------------------------
 @patch('transpose_grad_axes')
 def transpose_grad_axes(dz):
@@ -235,6 +252,25 @@ def linear_nobias_crash(dz):
     F.linear = linear
 
 
+@patch('linear_grad_w_torch_layout')
+def linear_grad_w_torch_layout(dz):
+    F = dz.functions
+    original = F.linear
+
+    def linear(x, W, b=None):
+        y = original(x, W, b)
+        f = y.creator
+        backward = f.backward
+
+        def torch_layout(gy):
+            grads = list(backward(gy))
+            grads[1] = F.matmul(gy.T, f.inputs[0])   # gy.T @ x: PyTorch's (out, in) weight
+            return tuple(grads)
+        f.backward = torch_layout
+        return y
+    F.linear = linear
+
+
 @patch('exp_grad_uses_input')
 def exp_grad_uses_input(dz):
     F = dz.functions
@@ -299,6 +335,19 @@ def cleargrads_noop(dz):
     def cleargrads(self):
         pass
     dz.Layer.cleargrads = cleargrads
+
+
+@patch('linear_bias_row')
+def linear_bias_row(dz):
+    Linear = dz.layers.Linear
+    original = Linear.__init__
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        b = getattr(self, 'b', None)
+        if b is not None and b.data is not None:
+            b.data = b.data.reshape(1, -1)   # a (1, out) row: it broadcasts, but b is not (out,)
+    Linear.__init__ = __init__
 
 
 # -- step 45 --------------------------------------------------------------------------------------
@@ -380,6 +429,13 @@ def momentum_velocity_not_stored(dz):
     dz.optimizers.MomentumSGD.update_one = update_one
 
 
+@patch('sgd_ascends')
+def sgd_ascends(dz):
+    def update_one(self, param):
+        param.data += self.lr * param.grad.data   # -= intended: a step up the loss
+    dz.optimizers.SGD.update_one = update_one
+
+
 # -- step 47 --------------------------------------------------------------------------------------
 @patch('getitem_grad_overwrite')
 def getitem_grad_overwrite(dz):
@@ -445,6 +501,23 @@ def clip_grad_unmasked(dz):
     F.clip = clip
 
 
+@patch('clip_grad_mask_only')
+def clip_grad_mask_only(dz):
+    F = dz.functions
+    original = F.clip
+
+    def clip(x, x_min, x_max):
+        y = original(x, x_min, x_max)
+        f = y.creator
+
+        def backward(gy):
+            x, = f.inputs
+            return dz.Variable((x.data >= x_min) & (x.data <= x_max))   # gy * mask intended
+        f.backward = backward
+        return y
+    F.clip = clip
+
+
 @patch('log_grad_times_x')
 def log_grad_times_x(dz):
     F = dz.functions
@@ -498,6 +571,17 @@ def spiral_not_deterministic(dz):
     dz.datasets.get_spiral = get_spiral
 
 
+@patch('spiral_labels_not_shuffled')
+def spiral_labels_not_shuffled(dz):
+    import numpy as np
+    original = dz.datasets.get_spiral
+
+    def get_spiral(train=True):
+        x, t = original(train=train)
+        return x, np.sort(t)               # x = x[indices] shuffled, t = t[indices] forgotten
+    dz.datasets.get_spiral = get_spiral
+
+
 @patch('dataset_transform_ignored')
 def dataset_transform_ignored(dz):
     def __getitem__(self, index):
@@ -526,6 +610,17 @@ def accuracy_wrong_axis(dz):
     F.accuracy = accuracy
 
 
+@patch('accuracy_counts')
+def accuracy_counts(dz):
+    F = dz.functions
+
+    def accuracy(y, t):
+        y, t = dz.as_variable(y), dz.as_variable(t)
+        pred = y.data.argmax(axis=1).reshape(t.shape)
+        return dz.Variable(dz.as_array((pred == t.data).sum()))   # .mean() intended
+    F.accuracy = accuracy
+
+
 @patch('relu_grad_mask')
 def relu_grad_mask(dz):
     F = dz.functions
@@ -537,6 +632,24 @@ def relu_grad_mask(dz):
 
         def backward(self, gy):
             return gy                      # the x > 0 mask forgotten
+
+    def relu(x):
+        return ReLU()(x)
+    F.relu = relu
+
+
+@patch('relu_in_place')
+def relu_in_place(dz):
+    F = dz.functions
+
+    class ReLU(dz.Function):
+        def forward(self, x):
+            x[x < 0] = 0                   # clips the caller's array: x.data changes too
+            return x
+
+        def backward(self, gy):
+            x, = self.inputs
+            return gy * (x.data > 0)
 
     def relu(x):
         return ReLU()(x)

@@ -136,6 +136,19 @@ def gpu_training_cross_device(dz):
     dz.optimizers.SGD.update_one = update_one
 
 
+@patch('gpu_variable_keeps_host_copy')
+def gpu_variable_keeps_host_copy(dz):
+    # Variable(x) normalises its data with cuda.as_numpy "so that printing works": a device
+    # array handed to Variable() comes back to the host, and every function computes there.
+    original = dz.Variable.__init__
+
+    def __init__(self, data, *args, **kwargs):
+        original(self, data, *args, **kwargs)
+        if self.data is not None:
+            self.data = dz.cuda.as_numpy(self.data)
+    dz.Variable.__init__ = __init__
+
+
 # -- step 55: convolution arithmetic -------------------------------------------------------------
 @patch('conv_outsize_off_by_one')
 def conv_outsize_off_by_one(dz):

@@ -138,3 +138,15 @@ def seqloader_jump(dz):
 def seqloader_not_exported(dz):
     # `from dezero.dataloaders import SeqDataLoader` missing from dezero/__init__.py.
     del dz.SeqDataLoader
+
+
+@patch('seqloader_ignores_gpu')
+def seqloader_ignores_gpu(dz):
+    # The batch is stacked with np.array whatever self.gpu says.
+    SeqDataLoader = dz.dataloaders.SeqDataLoader
+    original = SeqDataLoader.__next__
+
+    def __next__(self):
+        x, t = original(self)
+        return dz.cuda.as_numpy(x), dz.cuda.as_numpy(t)
+    SeqDataLoader.__next__ = __next__

@@ -44,6 +44,27 @@ def test_selftest_every_step(step):
     assert_selftest(step)
 
 
+def test_selftest_counts_a_check_only_when_a_fault_of_its_own_makes_it_judge_a_wrong_value(
+        monkeypatch):
+    """Step 3's `exp` and `chain` fail on `exp-math-exp` only by a crash (math.exp raises on an
+    array) and `chain_0d` only on a fault that does not name it: without the wrong-value fault
+    `exp-forward-exp2` selftest reports all three as gaps; with it, none."""
+    outcome = selftest.run_step(3, seed=SEED)
+    assert outcome.ok, selftest.render(outcome)
+    assert outcome.proof.counts['judged'] == len(assignments.load(3).checks)
+    assert 'forward.value' in outcome.proof.battery_cases
+    full = assignments.fault_catalogue
+    monkeypatch.setattr(assignments, 'fault_catalogue', lambda a: tuple(
+        f for f in full(a) if f.id != 'exp-forward-exp2'))
+    outcome = selftest.run_step(3, seed=SEED)
+    assert outcome.proof.of('crash only') == ['step03/chain', 'step03/exp']
+    assert outcome.proof.of('collateral only') == ['step03/chain_0d']
+    text = selftest.render(outcome)
+    assert 'GAP: check step03/exp fails only by a crash' in text
+    assert '1 check(s) fail by judgment on a fault of their own, 2 only by a crash, 1 only ' \
+           'collaterally, 0 never' in text
+
+
 def test_every_step_with_code_has_faults_and_every_step_is_graded():
     for step in range(1, 52):
         a = assignments.load(step)
@@ -62,9 +83,25 @@ def test_reference_source_is_the_step_files_before_the_package():
 
 
 # -- an independent implementation ------------------------------------------------------------------
-@pytest.mark.parametrize('step', [4, 9, 14, 18, 22])
-def test_independent_early_steps_are_accepted_with_full_marks(step):
-    doc = grade(FIXTURES / 'step{:02d}'.format(step), step)
+# the fixture folder that stands for each step with checks of its own (every one of them compares
+# with the reference): a step's own folder, or the next folder whose API is still that step's
+INDEPENDENT = {1: 4, 2: 4, 3: 4, 4: 4, 6: 9, 7: 9, 8: 9, 9: 9, 10: 10, 11: 11, 12: 14, 13: 14,
+               14: 14, 16: 18, 17: 18, 18: 18, 19: 22, 20: 22, 21: 22, 22: 22}
+
+
+def test_the_independent_early_folders_cover_every_early_step_that_grades_code():
+    graded = {s for s in range(1, load.FIRST_PACKAGE_STEP) if assignments.load(s).checks}
+    assert graded == set(INDEPENDENT)
+
+
+@pytest.mark.parametrize('step', sorted(INDEPENDENT))
+def test_independent_early_steps_are_accepted_with_full_marks(step, tmp_path):
+    folder = FIXTURES / 'step{:02d}'.format(INDEPENDENT[step])
+    if INDEPENDENT[step] != step:   # the same files handed in for an earlier step
+        folder = Path(shutil.copytree(folder, tmp_path / 'sub'))
+        (folder / 'step{:02d}.py'.format(INDEPENDENT[step])).rename(
+            folder / 'step{:02d}.py'.format(step))
+    doc = grade(folder, step)
     assert doc['verdict'] == 'accept', failing(doc)
     assert doc['score']['earned'] == doc['score']['possible'] > 0
 

@@ -257,6 +257,7 @@ def linear_lazy(ctx, in_size, out_size, batch):
     before = None if weight.data is None else list(ctx.host(weight).shape)
     x = ctx.to_device(ctx.rng(1).standard_normal((batch, in_size)))
     y = layer(x)
+    bias = by_role(ctx, layer, 'b')     # None: no parameter plays the bias (a vector)
     return {'W_before': before, 'W_after': list(ctx.host(by_role(ctx, layer, 'W')).shape),
-            'b': list(ctx.host(by_role(ctx, layer, 'b')).shape), 'y': list(ctx.host(y).shape),
+            'b': None if bias is None else list(ctx.host(bias).shape), 'y': list(ctx.host(y).shape),
             'n_params': len(list(layer.params()))}

@@ -1,0 +1,68 @@
+"""grader/proof.py: a check counts as proven only when a fault of its own step that names it makes
+it fail by judgment; crashes and collateral failures are told apart."""
+from grader import proof
+from grader.model import CheckUse, Fault
+
+
+def use(check_id, check='expect'):
+    return CheckUse(id=check_id, check=check, step=7, title=check_id, tier='book',
+                    category='forward', points=1, params={}, tolerance={})
+
+
+def fault(fault_id, step, *targets):
+    return Fault(id=fault_id, step=step, title=fault_id, tier='book', hint='', targets=targets,
+                 patch=fault_id)
+
+
+CHECKS = [use('step07/a', 'grad.early'), use('step07/b'), use('step07/c'), use('step07/d'),
+          use('step07/e')]
+
+
+def test_each_check_is_classified_by_how_its_own_faults_make_it_fail():
+    rows = [
+        # names a and b: a fails by judgment, b only raises
+        (fault('f1', 7, 'step07/a', 'step07/b'),
+         {'step07/a': proof.Failure('failed', ('grad.numeric',)),
+          'step07/b': proof.Failure('error'), 'step07/c': proof.Failure('failed')}),
+        # an earlier step's fault naming c: collateral for step 7 all the same
+        (fault('f0', 6, 'step07/c'), {'step07/c': proof.Failure('failed')}),
+        # b fails by judgment here, but f2 does not name it
+        (fault('f2', 7, 'step07/d'), {'step07/b': proof.Failure('failed'),
+                                      'step07/d': proof.Failure('timeout')}),
+    ]
+    p = proof.prove(7, CHECKS, rows)
+    assert not proof.problems(p, pending={'step07/a': 'x', 'step07/b': 'x', 'step07/c': 'x',
+                                          'step07/d': 'x'})[1:]
+    assert 'remove it from proof.PENDING' in proof.problems(p, pending={'step07/a': 'x'})[0]
+    assert p.kind == {'step07/a': proof.JUDGED, 'step07/b': proof.CRASH,
+                      'step07/c': proof.COLLATERAL, 'step07/d': proof.CRASH,
+                      'step07/e': proof.NEVER}
+    assert p.counts == {proof.JUDGED: 1, proof.CRASH: 2, proof.COLLATERAL: 1, proof.NEVER: 1}
+    assert p.battery and p.battery_cases == {'grad.numeric': ['f1']}
+    gaps = proof.problems(p, pending={})
+    assert len(gaps) == 3 and all(any(c in g for g in gaps)
+                                  for c in ('step07/b', 'step07/c', 'step07/d'))
+    text = '\n'.join(proof.render(p, pending={'step07/c': 'why'}))
+    assert '1 check(s) fail by judgment' in text and '2 only by a crash' in text
+    assert '1/11' in text
+    assert 'pending: step07/c (collateral only): why' in text
+
+
+def test_failures_are_read_from_a_scorecard_with_their_failing_cases():
+    doc = {'checks': [
+        {'id': 'step07/a', 'status': 'failed', 'evidence': {'findings': [
+            {'case': 'forward.value', 'status': 'passed'},
+            {'case': 'grad.reference', 'status': 'failed'},
+            {'case': '', 'status': 'failed'}]}},
+        {'id': 'step07/b', 'status': 'passed', 'evidence': {'findings': []}},
+        {'id': 'step07/c', 'status': 'error', 'evidence': {}},
+    ]}
+    assert proof.failures_of(doc) == {'step07/a': proof.Failure('failed', ('grad.reference',)),
+                                      'step07/c': proof.Failure('error', ())}
+
+
+def test_a_step_without_code_counts_the_faults_of_the_steps_it_grades():
+    checks = [use('step07/a')]
+    rows = [(fault('f6', 6, 'step07/a'), {'step07/a': proof.Failure('failed')})]
+    assert proof.prove(7, checks, rows).kind == {'step07/a': proof.COLLATERAL}
+    assert proof.prove(7, checks, rows, owner_steps={7, 6}).kind == {'step07/a': proof.JUDGED}

@@ -74,7 +74,8 @@ def _check(r):
     }
 
 
-def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started):
+def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
+          diagnosis=None):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -94,6 +95,8 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'generated_at': _now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    if diagnosis is not None:
+        doc['diagnosis'] = jsonable(diagnosis)
     schema.validate('scorecard', doc)
     return doc
 

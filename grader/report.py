@@ -227,13 +227,31 @@ def _same_error_checks(diagnosis, failing, verbose):
     if verbose or not diagnosis:
         return set()
     status = {c['id']: c['status'] for c in failing}
+    by_id = {c['id']: c for c in failing}
     out = set()
     for cause in diagnosis['causes']:
         if cause['kind'] == 'error':
-            shown = next((c for c in cause['checks'] if status.get(c) == 'error'),
-                         cause['checks'][0])
-            out.update(c for c in cause['checks'] if c != shown)
+            same = list(cause['checks'])
+        else:   # a fault's checks that show nothing but the code's error the cause names
+            same = [c for c in cause['checks'] if c in by_id and cause.get('error')
+                    and _only_error(by_id[c], cause['error'])]
+        if len(same) > 1:
+            shown = next((c for c in same if status.get(c) == 'error'), same[0])
+            out.update(c for c in same if c != shown)
     return out
+
+
+def _only_error(check, error):
+    """Whether every failing finding of a check reports `error` (same type, same place or text)."""
+    findings = [f for f in check['evidence'].get('findings', []) if f['status'] in FAILING]
+    for f in findings:
+        ev = f.get('evidence') or {}
+        if (ev.get('exception') or ev.get('raised')) != error['type']:
+            return False
+        if not ((error['where'] and ev.get('where') == error['where'])
+                or (error['message'] and error['message'] in f['message'])):
+            return False
+    return bool(findings)
 
 
 def _compatibility(doc, limit=12):

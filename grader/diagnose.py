@@ -135,20 +135,11 @@ def _short(message):
 
 
 def _clusters(checks):
-    """The learner's own errors shared by failing checks: [(key, error, checks)], where checks
-    raising the same exception at the same place, or with the same message, are one cluster;
-    names the package lacks make one cluster of their own."""
-    parent = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            x = parent[x]
-        return x
-
-    def union(a, b):
-        parent[find(a)] = find(b)
-
-    occurrences = {}      # check id -> (keys, error)
+    """The learner's own errors shared by failing checks: [(key, error, checks)]. Checks raising
+    the same exception at the same place of the code are one cluster; an error reported without
+    its place joins the cluster of the same exception and message; names the package lacks make
+    one cluster of their own."""
+    occurrences = {}      # check id -> (type, message, where) of its first error
     missing = {}          # check id -> names
     listed = []           # names an api check lists as missing
     for c in checks:
@@ -174,29 +165,26 @@ def _clusters(checks):
                 missing[c['id']].extend(n for n in names if n not in missing[c['id']])
                 continue
             err = _error_of(f)
-            if err is None:
-                continue
-            kind, message, where = err
-            keys = [('message', kind, _short(message))]
-            if where:
-                keys.append(('where', kind, where))
-            if c['id'] not in occurrences:
-                occurrences[c['id']] = (keys, err)
-            for k in keys:
-                union(k, keys[0])
-            union(('check', c['id']), keys[0])
+            if err is not None and c['id'] not in occurrences:
+                occurrences[c['id']] = err
+    placed = {}           # (type, message) -> the place it was first seen raised
+    for kind, message, where in occurrences.values():
+        if where:
+            placed.setdefault((kind, _short(message)), where)
     groups = {}
-    for check_id in occurrences:
+    for check_id, (kind, message, where) in occurrences.items():
         if check_id in missing:
             continue
-        groups.setdefault(find(('check', check_id)), []).append(check_id)
+        where = where or placed.get((kind, _short(message)), '')
+        key = ('where', kind, where) if where else ('message', kind, _short(message))
+        groups.setdefault(key, []).append(check_id)
     out = []
-    for root, ids in groups.items():
-        kind, message, where = occurrences[ids[0]][1]
-        where = where or next((occurrences[i][1][2] for i in ids if occurrences[i][1][2]), '')
-        out.append((root, {'type': kind, 'message': _short(message), 'where': where}, ids))
-    api_only = [i for i in missing if not i.endswith('/api')]
-    if api_only:   # an api check alone that lists missing names is its own, plain, failure
+    for key, ids in groups.items():
+        kind, message, _ = occurrences[ids[0]]
+        where = key[2] if key[0] == 'where' else ''
+        out.append((key, {'type': kind, 'message': _short(message), 'where': where}, ids))
+    beyond_api = [i for i in missing if not i.endswith('/api')]
+    if beyond_api:   # an api check alone that lists missing names is its own, plain, failure
         names = []
         for i in missing:
             names.extend(n for n in missing[i] if n not in names and n not in listed)
@@ -304,10 +292,12 @@ def _summary(cause) -> str:
     error = cause['error']
     if error.get('names'):
         at = ' (first needed at {})'.format(error['where']) if error.get('where') else ''
-        return ('your package does not provide {}{}: are they defined, and imported where the book '
-                'imports them (dezero/__init__.py)? {}'.format(
+        one = len(error['names']) == 1
+        return ('your package does not provide {}{}: define {} under the book\'s name{} and import '
+                '{} where the book does (dezero/__init__.py): {}'.format(
                     ', '.join('`{}`'.format(n) for n in error['names'][:8])
-                    + (', ...' if len(error['names']) > 8 else ''), at, because))
+                    + (', ...' if len(error['names']) > 8 else ''), at,
+                    'it' if one else 'them', '' if one else 's', 'it' if one else 'them', because))
     at = ' at {}'.format(error['where']) if error.get('where') else ''
     return 'your code raises {}: {}{} (no catalogued fault matches): {}'.format(
         error['type'], error['message'], at, because)

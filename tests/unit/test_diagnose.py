@@ -243,3 +243,14 @@ def test_the_batch_counts_root_causes_once_per_submission():
     rows = batch._fault_counts(docs)
     assert [(r['id'], r['submissions']) for r in rows] == [('late-a', 1), ('late-b', 1)]
     assert batch._uncatalogued(docs) == {'submissions': 1, 'causes': 1}
+
+
+def test_the_same_message_raised_at_two_places_is_two_causes():
+    def raising(id, where):
+        return check(id, 'error', [dict(finding('error', exception='TypeError', where=where),
+                                        message='c: your code raised TypeError: bad at ' + where)])
+    checks = [raising('s/a', 'dezero/a.py:1 in f'), raising('s/b', 'dezero/a.py:1 in f'),
+              raising('s/c', 'dezero/b.py:7 in g'), raising('s/d', 'dezero/b.py:7 in g')]
+    d = diagnose.diagnose(checks, {}, CATALOGUE)
+    assert [c['checks'] for c in d['causes']] == [['s/a', 's/b'], ['s/c', 's/d']]
+    assert [c['error']['where'] for c in d['causes']] == ['dezero/a.py:1 in f', 'dezero/b.py:7 in g']

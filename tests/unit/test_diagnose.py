@@ -254,3 +254,11 @@ def test_the_same_message_raised_at_two_places_is_two_causes():
     d = diagnose.diagnose(checks, {}, CATALOGUE)
     assert [c['checks'] for c in d['causes']] == [['s/a', 's/b'], ['s/c', 's/d']]
     assert [c['error']['where'] for c in d['causes']] == ['dezero/a.py:1 in f', 'dezero/b.py:7 in g']
+
+
+def test_a_run_over_part_of_the_catalogue_compares_only_what_it_measured():
+    doc = {'checks': [check('step52/a')]}
+    both = fingerprints.measure(52, 2026, 'sim', [(_Fault('f', 52), doc), (_Fault('g', 52), doc)])
+    part = fingerprints.measure(52, 2026, 'sim', [(_Fault('f', 52), doc)])
+    assert fingerprints.differences(both, part) == []
+    assert fingerprints.differences(part, both) == ['fault g has no stored fingerprint']

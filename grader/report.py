@@ -12,6 +12,7 @@ import os
 import re
 import sys
 
+from grader.diagnose import cause_of as _cause_of
 from grader.model import FAILING
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
@@ -169,13 +170,6 @@ def render(doc, colour=False, verbose=False) -> str:
                 out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
                                                   c['id'], c['message']))
     return '\n'.join(out) + '\n'
-
-
-def _cause_of(diagnosis, check_id):
-    for cause in (diagnosis or {}).get('causes', ()):
-        if check_id in cause['checks']:
-            return cause
-    return None
 
 
 def _cause_name(cause):

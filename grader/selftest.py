@@ -159,9 +159,11 @@ def render(outcome: Outcome) -> str:
         hits, total = outcome.diagnosed
         many = sum(1 for _, top, named, unexplained in outcome.diagnoses
                    if named > 1 or unexplained)
+        alone = sum(1 for fid, top, _, _ in outcome.diagnoses if top == [fid])
         lines.append('  diagnosis: the injected fault is the top root cause for {}/{} variants '
-                     '({:.0%}); {} report(s) name more than one cause; fingerprints {}'.format(
-                         hits, total, hits / total, many, outcome.fingerprints))
+                     '({:.0%}; {} named alone, the others with a fault they cannot be told apart '
+                     'from); {} report(s) name more than one cause; fingerprints {}'.format(
+                         hits, total, hits / total, alone, many, outcome.fingerprints))
         together = sorted({' = '.join(top) for fid, top, _, _ in outcome.diagnoses if len(top) > 1})
         if together:
             lines.append('  named together (their fingerprints cannot be told apart): '
@@ -175,7 +177,8 @@ def diagnosis_total(outcomes) -> str:
     """One line over several steps: how often the injected fault was the top diagnosis."""
     hits = sum(o.diagnosed[0] for o in outcomes)
     total = sum(o.diagnosed[1] for o in outcomes)
+    alone = sum(1 for o in outcomes for fid, top, _, _ in o.diagnoses if top == [fid])
     if not total:
         return ''
     return 'diagnosis: the injected fault is the top root cause for {}/{} single-fault variants ' \
-           '({:.1%})'.format(hits, total, hits / total)
+           '({:.1%}; named alone for {})'.format(hits, total, hits / total, alone)

@@ -161,8 +161,8 @@ def render(outcome: Outcome) -> str:
                    if named > 1 or unexplained)
         alone = sum(1 for fid, top, _, _ in outcome.diagnoses if top == [fid])
         lines.append('  diagnosis: the injected fault is the top root cause for {}/{} variants '
-                     '({:.0%}; {} named alone, the others with a fault they cannot be told apart '
-                     'from); {} report(s) name more than one cause; fingerprints {}'.format(
+                     '({:.0%}; named alone for {}, the others with faults they cannot be told '
+                     'apart from); {} report(s) name more than one cause; fingerprints {}'.format(
                          hits, total, hits / total, alone, many, outcome.fingerprints))
         together = sorted({' = '.join(top) for fid, top, _, _ in outcome.diagnoses if len(top) > 1})
         if together:

@@ -631,20 +631,58 @@ def _check_rates(graded) -> list:
 
 
 def _fault_counts(graded) -> list:
+    """Catalogued root causes, most frequent first: a submission counts once for each cause its
+    scorecard's diagnosis names (not once per failing check that a fault could explain)."""
     table = {}
     for _, doc in graded:
         seen = set()
-        for c in doc['checks']:
-            if c['status'] in FAILING and c['faults']:
-                best = c['faults'][0]
-                row = table.setdefault(best['id'], {'id': best['id'], 'title': best['title'],
-                                                    'submissions': 0, 'checks': set()})
-                row['checks'].add(c['id'])
-                if best['id'] not in seen:
-                    seen.add(best['id'])
-                    row['submissions'] += 1
+        for cause in _diagnosed_causes(doc):
+            if cause['kind'] != 'fault':
+                continue
+            best = cause['faults'][0]
+            row = table.setdefault(best['id'], {'id': best['id'], 'title': best['title'],
+                                                'submissions': 0, 'checks': set(), 'with': set()})
+            row['checks'].update(cause['checks'])
+            row['with'].update(f['id'] for f in cause['faults'][1:])
+            if best['id'] not in seen:
+                seen.add(best['id'])
+                row['submissions'] += 1
     rows = sorted(table.values(), key=lambda r: (-r['submissions'], r['id']))
-    return [dict(r, checks=sorted(r['checks'])) for r in rows]
+    out = []
+    for r in rows:
+        row = dict(r, checks=sorted(r['checks']))
+        together = sorted(row.pop('with'))
+        if together:
+            row['indistinguishable_from'] = together
+        out.append(row)
+    return out
+
+
+def _diagnosed_causes(doc) -> list:
+    """The root causes of a scorecard; one written before the diagnosis existed counts the
+    fault its failing checks name, once."""
+    if 'diagnosis' in doc:
+        return doc['diagnosis']['causes']
+    causes = {}
+    for c in doc.get('checks', ()):
+        if c['status'] in FAILING and c['faults']:
+            causes.setdefault(c['faults'][0]['id'], {'kind': 'fault', 'faults': [c['faults'][0]],
+                                                     'checks': []})['checks'].append(c['id'])
+    return list(causes.values())
+
+
+def _uncatalogued(graded) -> dict:
+    """Submissions with failing checks that no catalogued fault explains (errors of their own code
+    shared by several checks, or failures nothing matches)."""
+    subs = causes = 0
+    for _, doc in graded:
+        diagnosis = doc.get('diagnosis')
+        if not diagnosis:
+            continue
+        n = sum(1 for c in diagnosis['causes'] if c['kind'] != 'fault') + bool(diagnosis['unexplained'])
+        causes += n
+        subs += bool(n)
+    return {'submissions': subs, 'causes': causes}
 
 
 def _drift_counts(graded) -> list:
@@ -727,6 +765,7 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'scores': _score_stats(graded, assignment['possible']),
         'checks': _check_rates(graded),
         'faults': _fault_counts(graded),
+        'uncatalogued': _uncatalogued(graded),
         'compatibility': _drift_counts(graded),
         'ungraded': ungraded,
         'submissions': [{'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
@@ -988,7 +1027,7 @@ def merge(folders, out, *, stream=sys.stderr) -> BatchResult:
 # -- the terminal report --------------------------------------------------------------------------
 
 def render(summary: dict, out, *, merged: bool = False) -> str:
-    """The summary for a person: counts, scores, frequent faults, what could not be graded;
+    """The summary for a person: counts, scores, frequent root causes, what could not be graded;
     for a merge, the shards that are missing."""
     summary = report.printable_tree(summary)
     a, c, s = summary['assignment'], summary['counts'], summary['scores']
@@ -1010,8 +1049,13 @@ def render(summary: dict, out, *, merged: bool = False) -> str:
         lines.append('  hardest checks: ' + ', '.join('{} {:.0%}'.format(r['id'], r['pass_rate'])
                                                       for r in hardest))
     if summary['faults']:
-        lines.append('  most frequent faults: ' + ', '.join(
+        lines.append('  most frequent root causes (submissions): ' + ', '.join(
             '{} ({})'.format(f['id'], f['submissions']) for f in summary['faults'][:5]))
+    uncatalogued = summary.get('uncatalogued') or {}
+    if uncatalogued.get('submissions'):
+        lines.append('  no catalogued fault matches: {} submission(s) fail for reasons of their own '
+                     '({} cause(s): see their scorecards)'.format(uncatalogued['submissions'],
+                                                                  uncatalogued['causes']))
     if summary.get('compatibility'):
         era = summary['options'].get('era', 'book')
         lines.append('  drifts of the environment ({}): '.format(

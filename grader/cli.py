@@ -168,6 +168,9 @@ def build_parser():
     c.add_argument('--step', type=_step, action='append',
                    help='step to test (repeatable; default: every step with an assignment)')
     c.add_argument('--seed', type=_seed, default=2026)
+    c.add_argument('--write-fingerprints', action='store_true',
+                   help='store the fingerprints measured (what each fault makes fail) for the '
+                        'diagnosis, instead of checking the stored ones against them')
 
     c = sub.add_parser('batch', help='grade a folder of submissions (resumable, shardable)')
     c.add_argument('submissions', metavar='SUBMISSIONS_DIR',
@@ -437,12 +440,17 @@ def cmd_selftest(args):
     steps = args.step or assignments.available_steps()
     ok = True
     started = time.perf_counter()
+    outcomes = []
     for step in steps:
         t0 = time.perf_counter()
-        outcome = selftest.run_step(step, seed=args.seed)
+        outcome = selftest.run_step(step, seed=args.seed,
+                                    write_fingerprints=args.write_fingerprints)
+        outcomes.append(outcome)
         sys.stdout.write(selftest.render(outcome))
         print('  ({:.1f} s)'.format(time.perf_counter() - t0))
         ok = ok and outcome.ok
+    if len(outcomes) > 1 and selftest.diagnosis_total(outcomes):
+        print(selftest.diagnosis_total(outcomes))
     print('selftest {} for {} step(s) in {:.1f} s'.format(
         'passed' if ok else 'FAILED', len(steps), time.perf_counter() - started))
     return 0 if ok else 1

@@ -1,8 +1,9 @@
 """The terminal report: a finished scorecard rendered for a person, verdict first.
 
 Reads the scorecard document only (never recomputes anything): verdict and score, the reason,
-then each failing check with its message, the key evidence, the hint, the catalogued fault that
-explains it and how to reproduce it.
+the root causes the diagnosis found (each with the checks it explains), then each failing check
+with its message, the key evidence, the hint, the root cause it belongs to and how to reproduce
+it. The checks of a cause that is one error of the code are listed once, not block by block.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import os
 import re
 import sys
 
+from grader.diagnose import cause_of as _cause_of
 from grader.model import FAILING
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
@@ -118,7 +120,13 @@ def render(doc, colour=False, verbose=False) -> str:
     for c in checks:
         counts[c['status']] = counts.get(c['status'], 0) + 1
     out.append('  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items())))
+    diagnosis = doc.get('diagnosis')
+    out.extend(_diagnosis(diagnosis, failing, colour))
+    shown_once = _same_error_checks(diagnosis, failing, verbose)
+    folded = [c for c in failing if c['id'] in shown_once]
     for c in failing:
+        if c['id'] in shown_once:
+            continue
         tag = 'regression, step {}'.format(c['step']) if c['regression'] else '{} pts'.format(
             _fmt(c['points']))
         mark = _colour('✗', '31', colour)
@@ -133,8 +141,18 @@ def render(doc, colour=False, verbose=False) -> str:
                 out.append('        ' + p)
         if c['hint']:
             out.append('    hint: ' + c['hint'])
-        for f in c['faults'][:1]:
-            out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+        cause = _cause_of(diagnosis, c['id'])
+        if cause is not None and cause['kind'] == 'fault':
+            out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
+        elif cause is not None:
+            out.append('    root cause {} (above): {} check{} fail{} this way'.format(
+                cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
+                's' if len(cause['checks']) == 1 else ''))
+        elif diagnosis is None:   # a scorecard written before the diagnosis existed
+            for f in c['faults'][:1]:
+                out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+        elif c['status'] in FAILING:
+            out.append('    root cause: no catalogued fault matches')
         if c['repro']:
             first = c['repro'].splitlines()[1] if len(c['repro'].splitlines()) > 1 else ''
             out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
@@ -142,6 +160,13 @@ def render(doc, colour=False, verbose=False) -> str:
         out.append('')
         out.append('· each failing check runs alone against your code: add --repro-dir DIR, then '
                    'python DIR/repro_<check>.py')
+    if folded:
+        ranks = sorted({_cause_of(diagnosis, c['id'])['rank'] for c in folded})
+        out.append('')
+        out.append('{} {} more check{} fail{} the same way (root cause {}, listed above); '
+                   '--verbose shows each'.format(
+                       _colour('✗', '31', colour), len(folded), '' if len(folded) == 1 else 's',
+                       's' if len(folded) == 1 else '', ', '.join(map(str, ranks))))
     unjudged = [c for c in checks if c['status'] == 'skipped']
     if unjudged and not verbose:
         out.append('')
@@ -156,6 +181,82 @@ def render(doc, colour=False, verbose=False) -> str:
                 out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
                                                   c['id'], c['message']))
     return '\n'.join(out) + '\n'
+
+
+def _cause_name(cause):
+    return ' or '.join(f['id'] for f in cause['faults']) + ' — ' + cause['faults'][0]['title']
+
+
+def _diagnosis(diagnosis, failing, colour, width=96):
+    """The root causes, most likely first, each with the checks it explains: read this before
+    the checks one by one."""
+    if not diagnosis or not failing:
+        return []
+    out = ['', _colour('root causes', '1', colour) + ' (most likely first; the checks each explains):']
+    for cause in diagnosis['causes']:
+        out.append('  {}. {}'.format(cause['rank'], cause['summary']))
+        if cause['kind'] == 'fault' and len(cause['faults']) > 1:
+            out.append('     (faults {}: what failed cannot tell them apart)'.format(
+                ', '.join(f['id'] for f in cause['faults'])))
+        elif cause['kind'] == 'fault':
+            out.append('     (fault {})'.format(cause['faults'][0]['id']))
+        out.extend(_wrapped('     checks: ', cause['checks'], width))
+        error = cause.get('error')
+        if cause['kind'] == 'fault' and error and not error.get('names'):
+            at = ' at {}'.format(error['where']) if error.get('where') else ''
+            out.append('     your code raised {}: {}{}'.format(error['type'], error['message'], at))
+        if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
+            out.append('     hint: ' + cause['faults'][0]['hint'])
+    if diagnosis['unexplained']:
+        out.extend(_wrapped('  no catalogued fault matches: ', diagnosis['unexplained'], width))
+    if not diagnosis.get('fingerprints'):
+        out.append('  (no fault fingerprints for this step: only shared errors are grouped)')
+    return out
+
+
+def _wrapped(head, items, width):
+    lines, line = [], head
+    for i, item in enumerate(items):
+        piece = item + (', ' if i < len(items) - 1 else '')
+        if len(line) + len(piece) > width and line.strip() != head.strip():
+            lines.append(line.rstrip())
+            line = ' ' * len(head)
+        line += piece
+    lines.append(line.rstrip())
+    return lines
+
+
+def _same_error_checks(diagnosis, failing, verbose):
+    """Checks that need no block of their own: those of a cause that is one error of the code (or
+    names it lacks), but one whose block shows the error (the first that raised it)."""
+    if verbose or not diagnosis:
+        return set()
+    status = {c['id']: c['status'] for c in failing}
+    by_id = {c['id']: c for c in failing}
+    out = set()
+    for cause in diagnosis['causes']:
+        if cause['kind'] == 'error':
+            same = list(cause['checks'])
+        else:   # a fault's checks that show nothing but the code's error the cause names
+            same = [c for c in cause['checks'] if c in by_id and cause.get('error')
+                    and _only_error(by_id[c], cause['error'])]
+        if len(same) > 1:
+            shown = next((c for c in same if status.get(c) == 'error'), same[0])
+            out.update(c for c in same if c != shown)
+    return out
+
+
+def _only_error(check, error):
+    """Whether every failing finding of a check reports `error` (same type, same place or text)."""
+    findings = [f for f in check['evidence'].get('findings', []) if f['status'] in FAILING]
+    for f in findings:
+        ev = f.get('evidence') or {}
+        if (ev.get('exception') or ev.get('raised')) != error['type']:
+            return False
+        if not ((error['where'] and ev.get('where') == error['where'])
+                or (error['message'] and error['message'] in f['message'])):
+            return False
+    return bool(findings)
 
 
 def _compatibility(doc, limit=12):

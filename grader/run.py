@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, bwrap, load, score, scorecard
+from grader import assignments, bwrap, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
 from grader.errors import GraderError, SubmissionError
 from grader.model import FAILING, CheckResult, Finding
@@ -145,9 +145,11 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                                      output_tail=f.output_tail)
         results = judge(work, assignment, learner, reference, device_mode, seed, sub,
                         options=options)
+        diagnosis = diagnose_results(results, assignment)
+        results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
-                               learner, started)
+                               learner, started, diagnosis=diagnosis)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -210,6 +212,29 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
     return results
 
 
+def diagnose_results(results, assignment) -> dict:
+    """Check results → the root causes of their failures, matched against the step's stored
+    fingerprints (`diagnose.py`: a pure function of the results' records)."""
+    records = [{'id': r.use.id, 'status': r.status,
+                'evidence': scorecard.jsonable(dict(r.evidence))} for r in results]
+    catalogue = fingerprints.catalogue_of(assignment)
+    prints = fingerprints.prints_of(fingerprints.load(assignment.step))
+    return diagnose.diagnose(records, {k: v for k, v in prints.items() if k in catalogue},
+                             catalogue)
+
+
+def _with_causes(results, diagnosis):
+    """Each failing check names the catalogued fault(s) of the root cause it belongs to (none
+    when no catalogued fault explains it); a check without a hint of its own gets the fault's."""
+    out = []
+    for r in results:
+        cause = diagnose.cause_of(diagnosis, r.use.id)
+        faults = tuple(cause['faults']) if cause else ()
+        hint = r.hint or (faults[0]['hint'] if faults else '')
+        out.append(dataclasses.replace(r, faults=faults, hint=hint))
+    return out
+
+
 def _unique(probes):
     seen, out = set(), []
     for p in probes:
@@ -234,17 +259,10 @@ def _result(use, findings, is_regression, faults, seed, sub, duration, step, aga
     else:
         message = '{} sub-check{} passed'.format(len(findings), '' if len(findings) == 1 else 's')
         hint = ''
-    matched = ()
-    if status in FAILING:
-        candidates = [f for f in faults if use.id in f.targets]
-        candidates.sort(key=lambda f: (len(f.targets), f.id))
-        matched = tuple({'id': f.id, 'title': f.title, 'hint': f.hint} for f in candidates[:3])
-        if matched and not hint:
-            hint = matched[0]['hint']
     evidence = {'findings': [{'case': f.case, 'status': f.status, 'message': f.message,
                               **({'hint': f.hint} if f.hint else {}),
                               **({'evidence': dict(f.evidence)} if f.evidence else {})}
                              for f in findings]}
     repro = repro_for(use, seed, sub, step, **(again or {})) if status in FAILING else ''
     return CheckResult(use=use, status=status, message=message, hint=hint, evidence=evidence,
-                       repro=repro, faults=matched, duration_s=duration, regression=is_regression)
+                       repro=repro, faults=(), duration_s=duration, regression=is_regression)

@@ -99,7 +99,8 @@ def _score(verdict) -> dict:
     return out
 
 
-def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started):
+def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
+          diagnosis=None):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -118,6 +119,8 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'generated_at': _now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    if diagnosis is not None:
+        doc['diagnosis'] = jsonable(diagnosis)
     schema.validate('scorecard', doc)
     return doc
 

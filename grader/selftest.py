@@ -15,9 +15,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, faults, load, proof, run
+from grader import assignments, diagnose, faults, fingerprints, load, proof, run
 from grader.model import FAILING
-
 
 
 @dataclass
@@ -29,6 +28,14 @@ class Outcome:
     problems: list = field(default_factory=list)
     failures: list = field(default_factory=list)        # per row: {check id: proof.Failure}
     proof: proof.Proof | None = None
+    # per fault: (fault id, ids the diagnosis names first, root causes named, unexplained checks)
+    diagnoses: list = field(default_factory=list)
+    fingerprints: str = ''                              # what became of the stored fingerprints
+
+    @property
+    def diagnosed(self):
+        """(variants whose injected fault is the top diagnosis, variants diagnosed)."""
+        return sum(1 for fid, top, _, _ in self.diagnoses if fid in top), len(self.diagnoses)
 
     @property
     def ok(self):
@@ -44,7 +51,8 @@ def reference_source(step: int) -> Path:
     return reference.ROOT
 
 
-def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
+def run_step(step: int, *, seed: int = 2026, progress=None,
+             write_fingerprints: bool = False) -> Outcome:
     assignment = assignments.load(step)
     outcome = Outcome(step)
     source = reference_source(step)
@@ -61,6 +69,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
     own, regression = assignments.with_regression(assignment)
     graded = {u.id for u in own} | {u.id for u in regression}
     ever_failed = set()
+    graded_variants = []
     work = Path(tempfile.mkdtemp(prefix='dezero-selftest-'))
     try:
         base = load.prepare(source, step, work / 'base')
@@ -75,6 +84,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
             missing = [t for t in fault.targets if t in graded and t not in failed]
             outcome.rows.append((fault, expected, doc['verdict'], failed, missing))
             outcome.failures.append(proof.failures_of(doc))
+            graded_variants.append((fault, doc))
             if doc['verdict'] != expected:
                 outcome.problems.append('fault {} ended in {} (expected {}); failing: {}'.format(
                     fault.id, doc['verdict'], expected, failed or doc.get('reason')))
@@ -92,7 +102,49 @@ def run_step(step: int, *, seed: int = 2026, progress=None) -> Outcome:
                                                                        outcome.failures)],
                                 {step, *assignment.regression} if assignment.no_code else {step})
     outcome.problems.extend(proof.problems(outcome.proof))
+    if graded_variants:
+        _diagnoses(outcome, assignment, graded_variants, seed, write_fingerprints)
     return outcome
+
+
+def _diagnoses(outcome, assignment, graded_variants, seed, write):
+    """Fingerprints measured from the variants (stored with `write`, else compared with the stored
+    ones), then each variant diagnosed from its scorecard: its own fault must come first, alone."""
+    device_mode = graded_variants[0][1]['environment']['device_mode']
+    measured = fingerprints.measure(assignment.step, seed, device_mode, graded_variants)
+    stored = fingerprints.load(assignment.step)
+    if write:
+        fingerprints.write(assignment.step, measured)
+        outcome.fingerprints = 'written to {}'.format(fingerprints.path_of(assignment.step))
+        stored = measured
+    elif stored is None:
+        outcome.problems.append('no fingerprints are stored for step {}: run selftest --step {} '
+                                '--write-fingerprints'.format(assignment.step, assignment.step))
+        outcome.fingerprints = 'none stored (diagnosed with the measured ones)'
+    elif (stored['seed'], stored['device_mode']) == (seed, device_mode):
+        changes = fingerprints.differences(stored, measured)
+        for change in changes:
+            outcome.problems.append('{}: refresh with selftest --step {} --write-fingerprints'.format(
+                change, assignment.step))
+        outcome.fingerprints = 'stored, {}'.format('stale' if changes else 'up to date')
+    else:
+        outcome.fingerprints = 'stored for seed {} ({}), graded with seed {} ({}): not compared'.format(
+            stored['seed'], stored['device_mode'], seed, device_mode)
+    prints = fingerprints.prints_of(stored or measured)
+    catalogue = fingerprints.catalogue_of(assignment)
+    for fault, doc in graded_variants:
+        diagnosis = diagnose.diagnose(doc['checks'], prints, catalogue)
+        top = diagnose.top_faults(diagnosis)
+        named = len(diagnosis['causes'])
+        outcome.diagnoses.append((fault.id, top, named, diagnosis['unexplained']))
+        if fault.id not in top:
+            first = diagnosis['causes'][0]['summary'] if diagnosis['causes'] else 'nothing'
+            outcome.problems.append('the diagnosis of fault {} names first: {}'.format(
+                fault.id, first))
+        elif named > 1 or diagnosis['unexplained']:
+            outcome.problems.append('the report of fault {} names {} root causes{}'.format(
+                fault.id, named, ' and leaves {} unexplained'.format(
+                    ', '.join(diagnosis['unexplained'])) if diagnosis['unexplained'] else ''))
 
 
 def render(outcome: Outcome) -> str:
@@ -113,6 +165,30 @@ def render(outcome: Outcome) -> str:
                                                           len(outcome.uncaught)))
     if outcome.proof is not None:
         lines.extend(proof.render(outcome.proof))
+    if outcome.diagnoses:
+        hits, total = outcome.diagnosed
+        many = sum(1 for _, top, named, unexplained in outcome.diagnoses
+                   if named > 1 or unexplained)
+        alone = sum(1 for fid, top, _, _ in outcome.diagnoses if top == [fid])
+        lines.append('  diagnosis: the injected fault is the top root cause for {}/{} variants '
+                     '({:.0%}; named alone for {}, the others with faults they cannot be told '
+                     'apart from); {} report(s) name more than one cause; fingerprints {}'.format(
+                         hits, total, hits / total, alone, many, outcome.fingerprints))
+        together = sorted({' = '.join(top) for fid, top, _, _ in outcome.diagnoses if len(top) > 1})
+        if together:
+            lines.append('  named together (their fingerprints cannot be told apart): '
+                         + '; '.join(together))
     for p in outcome.problems:
         lines.append('  GAP: ' + p)
     return '\n'.join(lines) + '\n'
+
+
+def diagnosis_total(outcomes) -> str:
+    """One line over several steps: how often the injected fault was the top diagnosis."""
+    hits = sum(o.diagnosed[0] for o in outcomes)
+    total = sum(o.diagnosed[1] for o in outcomes)
+    alone = sum(1 for o in outcomes for fid, top, _, _ in o.diagnoses if top == [fid])
+    if not total:
+        return ''
+    return 'diagnosis: the injected fault is the top root cause for {}/{} single-fault variants ' \
+           '({:.1%}; named alone for {})'.format(hits, total, hits / total, alone)

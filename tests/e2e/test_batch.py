@@ -205,12 +205,21 @@ def test_the_summary_numbers_match_the_scorecards(klass, full):
         judged = len(statuses) - statuses.count('skipped')
         assert row['pass_rate'] == pytest.approx(statuses.count('passed') / judged, abs=1e-4)
     assert {r['id'] for r in summary['checks']} == {c['id'] for d in cards.values() for c in d['checks']}
-    # the most frequent faults: counted once per submission, best match of each failing check
+    # the most frequent root causes: counted once per submission and cause its diagnosis names,
+    # and each failing check names the fault of the cause it belongs to
     best = collections.Counter()
     for d in cards.values():
-        best.update({c['faults'][0]['id'] for c in d['checks']
-                     if c['status'] in ('failed', 'error', 'timeout') and c['faults']})
+        causes = {c['faults'][0]['id'] for c in d.get('diagnosis', {}).get('causes', ())
+                  if c['kind'] == 'fault'}
+        assert causes == {c['faults'][0]['id'] for c in d['checks']
+                          if c['status'] in ('failed', 'error', 'timeout') and c['faults']}
+        best.update(causes)
     assert {f['id']: f['submissions'] for f in summary['faults']} == dict(best)
+    # each single-fault submission is counted under its own fault, and under nothing else
+    for ident, d in cards.items():
+        if ident.startswith('fault-') and d['verdict'] != 'accept':
+            causes = d['diagnosis']['causes']
+            assert len(causes) == 1 and ident[6:] in [f['id'] for f in causes[0]['faults']], ident
     counts = [f['submissions'] for f in summary['faults']]
     assert counts == sorted(counts, reverse=True)
     # what could not be graded, with its reason

@@ -1,0 +1,319 @@
+"""The diagnosis: which root causes explain the failing checks of one grading.
+
+A pure function of finished check results (scorecard check records: id, status, evidence) and
+of the step's fingerprints (`grader/fingerprints.py`): what each catalogued fault, injected
+alone into the reference, made fail — which checks, with which status, which failing sub-check
+cases, which exception types and which function a gradient trajectory blamed. Nothing here
+runs code or reads grader internals; the result is plain data recorded in the scorecard and
+rendered by the report.
+
+The match is greedy, a set cover: the candidate that explains most of the failing checks still
+unexplained, at the least cost in contradictions (checks its fingerprint says fail that passed
+here), becomes the next cause, and the checks it explains leave the pool. A fault whose
+fingerprint covers the whole failing set therefore beats several faults that each explain a
+part. Besides the faults there are the learner's own errors: the same exception, raised at the
+same place of their code (or with the same message) in several checks, is one cause even when no
+catalogued fault matches it, and names that the package does not provide (an empty
+`__init__.py`, a class that is missing) are one cause too. Faults whose fingerprints cannot be
+told apart on the evidence are named together, as one cause. What no candidate explains is
+listed as "no catalogued fault matches".
+"""
+from __future__ import annotations
+
+import re
+
+FAILING = ('error', 'timeout', 'failed')
+
+# how much a check explained by a catalogued fault counts, at best; a cluster of the learner's
+# own errors counts a little less per check, so that a fault whose fingerprint has the same
+# checks, statuses and exception types wins (and shows the learner's error as its evidence)
+CLUSTER_WEIGHT = 0.75
+# a check the fingerprint says fails but that passed here costs more than an explained one earns
+CONTRADICTION_COST = 1.5
+# a check counts as explained by a fault only when its signature is this close to the fingerprint's
+EXPLAINS_AT = 0.7
+# at least this share of what a fault predicts (among the checks judged here) must have failed
+# the way its fingerprint says
+MIN_SUPPORT = 0.5
+
+
+# -- signatures --------------------------------------------------------------------------------
+
+def _failing_findings(check):
+    return [f for f in check.get('evidence', {}).get('findings', ()) if f.get('status') in FAILING]
+
+
+def signature(check) -> dict:
+    """What a failing check record shows of its failure, in the fingerprint's terms."""
+    findings = _failing_findings(check)
+    exceptions, divergent, messages = set(), set(), set()
+    for f in findings:
+        ev = f.get('evidence') or {}
+        err = _error_of(f)
+        if err is not None:
+            exceptions.add(err[0])
+            messages.add(_DIGITS.sub('#', _short(err[1]))[:120])
+        missing = ev.get('missing')
+        if isinstance(missing, list):   # what an api check found missing tells faults apart
+            messages.update('missing {}'.format(n) for n in missing if isinstance(n, str))
+        node = ev.get('divergent_node')
+        nodes = (ev.get('graph') or {}).get('nodes') if isinstance(ev.get('graph'), dict) else None
+        if isinstance(node, int) and isinstance(nodes, list) and 0 <= node < len(nodes):
+            kind = nodes[node].get('type') if isinstance(nodes[node], dict) else None
+            if isinstance(kind, str):
+                divergent.add(kind)
+    return {'status': check['status'],
+            'cases': sorted({f.get('case') or '' for f in findings}),
+            'exceptions': sorted(exceptions),
+            'messages': sorted(messages),
+            'divergent': sorted(divergent)}
+
+
+def _jaccard(a, b):
+    a, b = set(a), set(b)
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def similarity(seen: dict, expected: dict) -> float:
+    """How well a failing check's signature agrees with a fingerprint's for that check: 1.0 when
+    status, failing cases, exception types and messages (names found missing among them) are
+    the same; under `EXPLAINS_AT` when the failing cases have nothing in common, or the code
+    raised another kind of exception or another message."""
+    value = 0.5 + 0.1 * (seen['status'] == expected['status']) \
+        + 0.4 * _jaccard(seen['cases'], expected['cases'])
+    # the trajectory blames another function than the fault's, the code raised another kind of
+    # exception, or with another message: evidence against, not merely a weaker match
+    for key, factor in (('divergent', 0.5), ('exceptions', 0.5), ('messages', 0.6)):
+        if seen.get(key) and expected.get(key) and not set(seen[key]) & set(expected[key]):
+            value *= factor
+    if bool(seen['exceptions']) != bool(expected['exceptions']):
+        value *= 0.85   # one raised, the other answered wrong
+    return value
+
+
+# -- the learner's own errors ------------------------------------------------------------------
+
+_RAISED = re.compile(r'your code raised (?P<type>[\w.]+): (?P<message>.*)$', re.S)
+_MISSING = (re.compile(r'the submission has no `([^`]+)`'),
+            re.compile(r"cannot import name '([^']+)' from '(?:dezero)[\w.]*'"),
+            re.compile(r"module '(?:dezero)[\w.]*' has no attribute '([^']+)'"))
+# directories of a path (absolute or relative): what changes from one scratch copy to the next
+_DIRS = re.compile(r"(?<![\w.-])/?(?:[\w.-]+/)+(?=[\w.-])")
+_DIGITS = re.compile(r'\d+')
+_NO_ATTRIBUTE = re.compile(r"'\w+' object has no attribute '(\w+)'")
+
+
+def _error_of(finding):
+    """(type, message, where) of an error a finding reports, or None."""
+    ev = finding.get('evidence') or {}
+    kind = ev.get('exception') or ev.get('raised')
+    if not isinstance(kind, str) or not kind:
+        return None
+    where = ev.get('where') if isinstance(ev.get('where'), str) else ''
+    message = ev.get('exception_message')
+    if not isinstance(message, str):
+        m = _RAISED.search(finding.get('message', ''))
+        message = m.group('message') if m else finding.get('message', '')
+        if where and message.endswith(' at ' + where):
+            message = message[:-len(' at ' + where)]
+    return kind, message.strip(), where
+
+
+def _missing_names(finding):
+    ev = finding.get('evidence') or {}
+    names = []
+    text = '{} {}'.format(finding.get('message', ''), ev.get('exception_message', ''))
+    for pattern in _MISSING:
+        names.extend(pattern.findall(text))
+    return names
+
+
+def _short(message):
+    return _DIRS.sub('', message.splitlines()[0] if message else '')[:200]
+
+
+def _clusters(checks):
+    """The learner's own errors shared by failing checks: [(key, error, checks)]. Checks raising
+    the same exception at the same place of the code are one cluster; an error reported without
+    its place joins the cluster of the same exception and message; names the package lacks make
+    one cluster of their own."""
+    occurrences = {}      # check id -> (type, message, where) of its first error
+    missing = {}          # check id -> names
+    listed = []           # names an api check lists as missing
+    for c in checks:
+        for f in _failing_findings(c) if c['id'].endswith('/api') else ():
+            found = (f.get('evidence') or {}).get('missing')
+            if isinstance(found, list):
+                listed.extend(n for n in found if isinstance(n, str))
+    missing_at = ''
+    for c in checks:
+        for f in _failing_findings(c):
+            names = _missing_names(f)
+            attribute = _NO_ATTRIBUTE.search(f.get('message', '') + ' ' + str(
+                (f.get('evidence') or {}).get('exception_message', '')))
+            if not names and attribute:   # a method the api check found missing, called
+                names = [n for n in listed if n.endswith('.' + attribute.group(1))][:1]
+            if not names and c['id'].endswith('/api'):
+                found = (f.get('evidence') or {}).get('missing')
+                names = [n for n in found if isinstance(n, str)] if isinstance(found, list) else []
+            elif names and not missing_at:
+                missing_at = (f.get('evidence') or {}).get('where') or ''
+            if names:
+                missing.setdefault(c['id'], [])
+                missing[c['id']].extend(n for n in names if n not in missing[c['id']])
+                continue
+            err = _error_of(f)
+            if err is not None and c['id'] not in occurrences:
+                occurrences[c['id']] = err
+    placed = {}           # (type, message) -> the place it was first seen raised
+    for kind, message, where in occurrences.values():
+        if where:
+            placed.setdefault((kind, _short(message)), where)
+    groups = {}
+    for check_id, (kind, message, where) in occurrences.items():
+        if check_id in missing:
+            continue
+        where = where or placed.get((kind, _short(message)), '')
+        key = ('where', kind, where) if where else ('message', kind, _short(message))
+        groups.setdefault(key, []).append(check_id)
+    out = []
+    for key, ids in groups.items():
+        kind, message, _ = occurrences[ids[0]]
+        where = key[2] if key[0] == 'where' else ''
+        out.append((key, {'type': kind, 'message': _short(message), 'where': where}, ids))
+    beyond_api = [i for i in missing if not i.endswith('/api')]
+    if beyond_api:   # an api check alone that lists missing names is its own, plain, failure
+        names = []
+        for i in missing:
+            names.extend(n for n in missing[i] if n not in names and n not in listed)
+        # then what the api check lists, less the members of a class that is missing altogether
+        names += [n for n in listed if n not in names and n.split('.')[0] not in names
+                  and n.rsplit('.', 1)[0] not in names]
+        out.append((('missing',), {'type': 'missing names', 'names': names[:20], 'message': '',
+                                   'where': missing_at}, list(missing)))
+    return out
+
+
+# -- the diagnosis -----------------------------------------------------------------------------
+
+def diagnose(checks, fingerprints=None, catalogue=None) -> dict:
+    """The root causes of the failing checks among `checks` (scorecard check records).
+
+    `fingerprints`: {fault id: {check id: signature}} measured for the graded step (None or {}
+    when the step has none); `catalogue`: {fault id: {'title', 'hint', 'step'}}."""
+    fingerprints = fingerprints or {}
+    catalogue = catalogue or {}
+    failing = {c['id']: c for c in checks if c['status'] in FAILING}
+    passed = {c['id'] for c in checks if c['status'] == 'passed'}
+    seen = {i: signature(c) for i, c in failing.items()}
+    remaining = [i for i in failing]          # scorecard order
+    causes = []
+    while remaining:
+        best = _best(remaining, seen, passed, fingerprints, catalogue,
+                     [failing[i] for i in remaining])
+        if best is None:
+            break
+        causes.append(best)
+        done = set(best['checks'])
+        remaining = [i for i in remaining if i not in done]
+    for n, cause in enumerate(causes, 1):
+        cause['rank'] = n
+        cause['summary'] = _summary(cause)
+    return {'causes': causes, 'unexplained': remaining,
+            'fingerprints': bool(fingerprints)}
+
+
+def _fault_candidates(remaining, seen, passed, fingerprints):
+    out = []
+    for fault_id, prints in fingerprints.items():
+        sims = {c: similarity(seen[c], prints[c]) for c in prints if c in seen}
+        explained = [c for c in remaining if sims.get(c, 0.0) >= EXPLAINS_AT]
+        if not explained:
+            continue
+        contradicted = sorted(c for c in prints if c in passed)
+        # support: of the checks the fingerprint names that were judged here, the share that
+        # failed the way it says (whether or not an earlier cause explains them already)
+        judged = len(contradicted) + len(sims)
+        if sum(1 for v in sims.values() if v >= EXPLAINS_AT) / judged < MIN_SUPPORT:
+            continue
+        score = sum(sims[c] for c in explained) - CONTRADICTION_COST * len(contradicted)
+        if score <= 0:
+            continue
+        out.append({'score': score, 'fault': fault_id, 'checks': explained,
+                    'contradicted': contradicted, 'predicted': len(prints),
+                    'exact': judged == len(prints) == len(sims)
+                    and all(v == 1.0 for v in sims.values())})
+    return out
+
+
+def _best(remaining, seen, passed, fingerprints, catalogue, remaining_checks):
+    candidates = _fault_candidates(remaining, seen, passed, fingerprints)
+    clusters = _clusters(remaining_checks)
+    best_fault = max(candidates, key=lambda c: (c['score'], -len(c['contradicted'])), default=None)
+    # one check's error is a cause of its own where it was raised in the code (a place to look)
+    eligible = [k for k in clusters if len(k[2]) > 1 or k[0] == ('missing',) or k[1].get('where')]
+    best_cluster = max(eligible, key=lambda k: len(k[2]), default=None)
+    cluster_score = CLUSTER_WEIGHT * len(best_cluster[2]) if best_cluster else 0.0
+    if best_fault is not None and best_fault['score'] >= cluster_score - 1e-9:
+        tied = [c for c in candidates if abs(c['score'] - best_fault['score']) < 1e-9
+                and c['checks'] == best_fault['checks']]
+        tied.sort(key=lambda c: (len(c['contradicted']), c['predicted'],
+                                 catalogue.get(c['fault'], {}).get('step', 0), c['fault']))
+        faults = [dict(id=c['fault'], title=catalogue.get(c['fault'], {}).get('title', c['fault']),
+                       hint=catalogue.get(c['fault'], {}).get('hint', ''))
+                  for c in tied]
+        top = tied[0]
+        cause = {'kind': 'fault', 'faults': faults, 'checks': list(top['checks']),
+                 'contradicted': list(top['contradicted']), 'exact': bool(top['exact'])}
+        shared = [k for k in clusters if set(k[2]) & set(top['checks'])]
+        if shared:   # the learner's own error, where the fault shows one
+            cause['error'] = max(shared, key=lambda k: len(set(k[2]) & set(top['checks'])))[1]
+        return cause
+    if cluster_score > 0:
+        key, error, ids = best_cluster
+        return {'kind': 'error', 'faults': [], 'checks': [i for i in remaining if i in ids],
+                'contradicted': [], 'exact': False, 'error': error}
+    return None
+
+
+def _plural(n, word):
+    return '{} {}{}'.format(n, word, '' if n == 1 else 's')
+
+
+def _summary(cause) -> str:
+    n = len(cause['checks'])
+    because = '{} fail{} because of it'.format(_plural(n, 'check'), 's' if n == 1 else '')
+    if cause['kind'] == 'fault':
+        titles = [f['title'] for f in cause['faults']]
+        head = titles[0] if len(titles) == 1 else 'one of: ' + '; or '.join(titles)
+        return '{}: {}'.format(head, because)
+    error = cause['error']
+    if error.get('names'):
+        at = ' (first needed at {})'.format(error['where']) if error.get('where') else ''
+        one = len(error['names']) == 1
+        return ('your package does not provide {}{}: define {} under the book\'s name{} and import '
+                '{} where the book does (dezero/__init__.py): {}'.format(
+                    ', '.join('`{}`'.format(n) for n in error['names'][:8])
+                    + (', ...' if len(error['names']) > 8 else ''), at,
+                    'it' if one else 'them', '' if one else 's', 'it' if one else 'them', because))
+    at = ' at {}'.format(error['where']) if error.get('where') else ''
+    return 'your code raises {}: {}{} (no catalogued fault matches): {}'.format(
+        error['type'], error['message'], at, because)
+
+
+def cause_of(diagnosis, check_id):
+    """The cause (a diagnosis entry) that explains a check, or None."""
+    for cause in (diagnosis or {}).get('causes', ()):
+        if check_id in cause['checks']:
+            return cause
+    return None
+
+
+def top_faults(diagnosis) -> list:
+    """The fault ids of the first cause (several where they cannot be told apart), or []."""
+    causes = (diagnosis or {}).get('causes') or []
+    if not causes or causes[0]['kind'] != 'fault':
+        return []
+    return [f['id'] for f in causes[0]['faults']]

@@ -121,7 +121,7 @@ def fragment(doc: dict) -> str:
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
-            out.append(_failing_check(c))
+            out.append(_failing_check(c, diagnosed=bool(doc.get('diagnosis'))))
     skipped = [c for c in checks if c['status'] == 'skipped']
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
@@ -139,28 +139,31 @@ def fragment(doc: dict) -> str:
 
 
 def _diagnosis(doc):
-    """The root causes a scorecard names (its `diagnosis`), shown as they are."""
+    """The root causes the scorecard's diagnosis names, most likely first, each with the checks it
+    explains (the terminal report's list, as cards)."""
     found = doc.get('diagnosis')
-    if not found:
+    if not found or not found['causes'] and not found['unexplained']:
         return []
-    causes = found.get('causes', found) if isinstance(found, dict) else found
-    if not isinstance(causes, list) or not causes:
-        return []
-    out = ['<h2>most likely root cause{}</h2>'.format('s' if len(causes) > 1 else '')]
-    for cause in causes:
-        if not isinstance(cause, dict):
-            out.append('<div class="card">{}</div>'.format(esc(cause)))
-            continue
-        head = cause.get('title') or cause.get('message') or cause.get('id') or ''
-        ident = cause.get('id') or cause.get('fault') or ''
-        explained = cause.get('checks') or []
-        out.append('<div class="card"><h3>{}{}</h3>{}{}</div>'.format(
-            esc(head), ' <span class="tag">{}</span>'.format(esc(ident)) if ident and ident != head
-            else '', '<p class="msg">{}</p>'.format(esc(cause['message']))
-            if cause.get('message') and cause.get('message') != head else '',
-            '<div class="meta">explains: {}</div>'.format(', '.join(esc(
-                c if isinstance(c, str) else c.get('id', c)) for c in explained))
-            if explained else ''))
+    out = ['<h2>root causes <span class="meta">most likely first; the checks each explains</span>'
+           '</h2>']
+    for cause in found['causes']:
+        faults = cause['faults']
+        tags = ''.join(' <span class="tag">{}</span>'.format(esc(f['id'])) for f in faults)
+        error = cause.get('error')
+        raised = ('<p class="msg">your code raised {}: {}{}</p>'.format(
+            esc(error['type']), esc(error['message']),
+            ' at {}'.format(esc(error['where'])) if error.get('where') else '')
+            if error and not error.get('names') else '')
+        together = ('<div class="meta">what failed cannot tell these faults apart</div>'
+                    if len(faults) > 1 else '')
+        hint = ('<div class="hint">hint: {}</div>'.format(esc(faults[0]['hint']))
+                if faults and faults[0]['hint'] else '')
+        out.append('<div class="card"><h3>{}. {}{}</h3>{}{}<div class="meta">explains: {}</div>{}'
+                   '</div>'.format(cause['rank'], esc(cause['summary']), tags, raised, together,
+                                   esc(', '.join(cause['checks'])), hint))
+    if found['unexplained']:
+        out.append('<div class="card"><h3>no catalogued fault matches</h3><div class="meta">{}'
+                   '</div></div>'.format(esc(', '.join(found['unexplained']))))
     return out
 
 
@@ -198,7 +201,9 @@ def _graphs(check):
             if f['status'] in FAILING and (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c) -> str:
+def _failing_check(c, diagnosed=False) -> str:
+    """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
+    with a diagnosis), not a guess from the fault catalogue."""
     tag = 'regression, step {}'.format(c['step']) if c['regression'] else '{} pts'.format(
         _fmt(c['points']))
     out = ['<div class="card fail check" data-check="{}" data-status="{}">'.format(
@@ -214,8 +219,8 @@ def _failing_check(c) -> str:
     if c['hint']:
         out.append('<div class="hint">hint: {}</div>'.format(esc(c['hint'])))
     for f in c['faults'][:1]:
-        out.append('<div class="fault">looks like: <b>{}</b> — {}</div>'.format(
-            esc(f['id']), esc(f['title'])))
+        out.append('<div class="fault">{}: <b>{}</b> — {}</div>'.format(
+            'root cause' if diagnosed else 'looks like', esc(f['id']), esc(f['title'])))
     for graph, divergent in _graphs(c)[:2]:
         out.append(graph_figure(graph, c['id'], divergent))
     if c['repro']:
@@ -444,36 +449,23 @@ def _histogram_svg(histogram) -> str:
 
 
 def _root_causes(summary, docs):
-    """Root causes counted over the scorecards' `diagnosis`; without one, the summary's
-    per-check fault guesses, said as such."""
-    counts, titles = {}, {}
-    for doc in docs.values():
-        found = doc.get('diagnosis') if doc else None
-        causes = found.get('causes', found) if isinstance(found, dict) else found
-        if not isinstance(causes, list):
-            continue
-        for cause in causes[:1]:
-            if isinstance(cause, dict) and (cause.get('fault') or cause.get('id')):
-                key = cause.get('fault') or cause.get('id')
-                counts[key] = counts.get(key, 0) + 1
-                titles.setdefault(key, cause.get('title') or cause.get('message') or '')
-    if counts:
-        rows = ''.join('<tr><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
-            esc(k), esc(titles[k]), n) for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-        return ('<h2 id="causes">root causes</h2><p class="meta">the most likely root cause of '
-                'each submission, from its diagnosis</p><table><tr><th>root cause</th><th>what'
-                '</th><th>submissions</th></tr>{}</table>'.format(rows))
+    """The root causes the submissions' diagnoses name, counted once per submission (the
+    summary's `faults`), and how many fail for reasons no catalogued fault matches."""
     faults = summary.get('faults') or []
-    if not faults:
+    own = summary.get('uncatalogued') or {}
+    if not faults and not own.get('submissions'):
         return ''
     rows = ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
-        esc(f['id']), esc(f['title']), f['submissions'], esc(', '.join(f.get('checks', [])[:6])
-                                                              + (', ...' if len(f.get('checks', [])) > 6 else '')))
+        esc(' = '.join([f['id']] + f.get('indistinguishable_from', []))), esc(f['title']),
+        f['submissions'], esc(', '.join(f['checks'][:6]) + (', ...' if len(f['checks']) > 6
+                                                             else '')))
         for f in faults[:15])
-    return ('<h2 id="causes">most frequent catalogued faults</h2><p class="meta">per failing '
-            'check, the catalogued fault that targets it (a guess per check, not a diagnosis)</p>'
-            '<table><tr><th>fault</th><th>what</th><th>submissions</th><th>checks</th></tr>{}'
-            '</table>'.format(rows))
+    if own.get('submissions'):
+        rows += ('<tr><td>no catalogued fault matches</td><td>errors of the code itself, failing '
+                 'checks nothing explains</td><td>{}</td><td></td></tr>'.format(own['submissions']))
+    return ('<h2 id="causes">root causes</h2><p class="meta">what each submission\'s diagnosis '
+            'names, counted once per submission</p><table><tr><th>root cause</th><th>what</th>'
+            '<th>submissions</th><th>checks it explains</th></tr>{}</table>'.format(rows))
 
 
 def class_page(summary: dict, docs: dict, link) -> str:

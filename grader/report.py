@@ -58,6 +58,10 @@ def _fmt(x):
     return str(x)
 
 
+# evidence of an exception that the finding's message usually spells out already
+_SAID_IN_MESSAGE = ('where', 'raised', 'exception', 'exception_message')
+
+
 def _key_evidence(check):
     """The few lines of evidence that matter most for a failing check."""
     lines = []
@@ -72,6 +76,8 @@ def _key_evidence(check):
             if key in ev:
                 value = ev[key]
                 text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+                if key in _SAID_IN_MESSAGE and text in f['message']:
+                    continue   # "raised TypeError: ... at dezero/core.py:41" says it already
                 if len(text) > 160:
                     text = text[:157] + '...'
                 parts.append('{}: {}'.format(key.replace('_', ' '), text))

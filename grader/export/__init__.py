@@ -124,7 +124,7 @@ def load(path) -> Graded:
 
 def check_text(check: dict) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
-    the hint, the catalogued fault it looks like, and how to reproduce it."""
+    the hint, the catalogued fault behind it, and how to reproduce it."""
     lines = [check['message']]
     if check['status'] == 'skipped':
         lines[0] = 'not judged here, so it earns nothing: ' + check['message']
@@ -132,8 +132,8 @@ def check_text(check: dict) -> str:
         lines[0] = 'not applicable on the grading machine (credited): ' + check['message']
     if check['hint']:
         lines.append('hint: ' + check['hint'])
-    for fault in check['faults'][:1]:
-        lines.append('looks like: {} — {}'.format(fault['id'], fault['title']))
+    for fault in check['faults'][:1]:   # its root cause, where the scorecard has a diagnosis
+        lines.append('root cause: {} — {}'.format(fault['id'], fault['title']))
     if check['repro']:
         lines.append('')
         lines.append('reproduce it against your own code:')

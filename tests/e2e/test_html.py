@@ -113,6 +113,12 @@ def test_the_report_shows_verdict_failures_and_the_graph(graded):
     assert ev['graph']['nodes'][ev['divergent_node']]['type'] == 'Sigmoid'
     assert sum(1 for t, a in page.tags if t == 'g' and 'data-var' in a) == \
         len(ev['graph']['variables'])
+    # the root cause comes first, as the scorecard's diagnosis names it
+    first = doc['diagnosis']['causes'][0]
+    assert [f['id'] for f in first['faults']] == [FAULT]
+    text = ''.join(page.text)
+    assert text.index('root causes') < text.index('1. ' + first['summary']) < text.index(
+        'failing checks')
     _no_outside_loads(markup)
 
 
@@ -138,6 +144,8 @@ def test_the_class_page_links_every_submission_and_counts_what_failed(graded):
     assert len([a for t, a in page.tags if a.get('class') == 'check-rate']) == \
         len(summary['checks'])
     assert 'id="ungradable"' in index and 'import-error' in index
+    causes = index[index.index('id="causes"'):]
+    assert [f['id'] for f in summary['faults']] == [FAULT] and FAULT in causes
     _no_outside_loads(index)
 
 

@@ -108,7 +108,9 @@ def render(doc, colour=False, verbose=False) -> str:
     out.append('  ' + doc['reason'])
     for adj in sc.get('adjustments', ()):
         named = adj.get('checks')
-        out.append('  {} {}: {}{}'.format(adj['kind'], _fmt(adj['points']), adj['reason'],
+        taken = ('{} points'.format(_fmt(adj['points'])) if adj['points']
+                 else '(no points were left to take)')
+        out.append('  {} {}: {}{}'.format(adj['kind'], taken, adj['reason'],
                                           ' ({})'.format(', '.join(named)) if named else ''))
     out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':

@@ -108,9 +108,11 @@ def render(doc, colour=False, verbose=False) -> str:
     out.append('  ' + doc['reason'])
     for adj in sc.get('adjustments', ()):
         named = adj.get('checks')
-        taken = ('{} points'.format(_fmt(adj['points'])) if adj['points']
-                 else '(no points were left to take)')
-        out.append('  {} {}: {}{}'.format(adj['kind'], taken, adj['reason'],
+        if adj['points']:
+            taken = ' {} points'.format(_fmt(adj['points']))
+        else:   # its reason says why (on time within the grace, or nothing left to take)
+            taken = ' (no points were left to take)' if adj['kind'] == 'rollback' else ''
+        out.append('  {}{}: {}{}'.format(adj['kind'], taken, adj['reason'],
                                           ' ({})'.format(', '.join(named)) if named else ''))
     out.extend(_compatibility(doc))
     if doc['verdict'] == 'invalid':

@@ -88,6 +88,20 @@ def _output(doc: dict, hidden: int, output_format: str = 'text') -> str:
     return report.render(doc, colour=False) + ('\n' + note + '\n' if note else '')
 
 
+def _visible_diagnosis(diagnosis: dict, shown_ids: set) -> dict:
+    """The root causes as far as the visible checks show them: each cause with its visible
+    checks only, and a cause none of whose checks is visible left out (naming it would tell what
+    the hidden tests test); ranks renumbered."""
+    causes = []
+    for cause in diagnosis['causes']:
+        checks = [i for i in cause['checks'] if i in shown_ids]
+        if checks:
+            causes.append(dict(cause, rank=len(causes) + 1, checks=checks,
+                               contradicted=[i for i in cause['contradicted'] if i in shown_ids]))
+    return dict(diagnosis, causes=causes,
+                unexplained=[i for i in diagnosis['unexplained'] if i in shown_ids])
+
+
 def results(doc: dict, *, visibility: str | None = None, output_format: str = 'text') -> dict:
     """The Gradescope results.json for one scorecard (validated). `visibility`: the top-level
     one (None: the policy's); `output_format`: the top-level output's, text or html."""
@@ -120,6 +134,8 @@ def results(doc: dict, *, visibility: str | None = None, output_format: str = 't
             reason = reason.replace(c['id'], 'a test not shown yet')
     visible_doc = dict(doc, reason=reason, checks=[c for c in doc['checks'] if c in shown],
                        score=dict(doc['score'], adjustments=adjustments))
+    if doc.get('diagnosis'):
+        visible_doc['diagnosis'] = _visible_diagnosis(doc['diagnosis'], shown_ids)
     out = {
         'score': float(doc['score']['earned']),
         'execution_time': int(math.ceil(doc['duration_s'])),

@@ -26,37 +26,35 @@ USAGE_ERROR = 2
 
 class OutputError(Exception):
     """A place the user asked us to write to cannot be written (a folder where a file is meant,
-    a folder that does not exist, no permission)."""
+    a folder that cannot be made, no permission)."""
 
 
 def _writable_file(option: str, path) -> Path:
-    """Check, before any grading, that a file can be written at `path`: its folder exists and
-    takes new files, and `path` is not a folder. The write itself stays atomic."""
+    """Check, before any grading, that a file can be written at `path`: `path` is not a folder,
+    and its folder exists (made, with its parents, if it is not there yet) and takes new files.
+    The write itself stays atomic."""
     path = Path(path)
     if path.is_dir():
         raise OutputError('{} {}: that is a folder; name a file, e.g. {}'.format(
             option, path, path / 'scorecard.json' if option == '--json' else path / 'out'))
-    folder = path.parent
-    if folder.exists() and not folder.is_dir():
-        raise OutputError('{} {}: {} is a file, not a folder'.format(option, path, folder))
-    if not folder.is_dir():
-        raise OutputError('{} {}: the folder {} does not exist'.format(option, path, folder))
-    _check_can_create(option, path, folder)
+    _writable_folder(option, path.parent, shown=path)
     return path
 
 
-def _writable_folder(option: str, path) -> Path:
+def _writable_folder(option: str, path, shown=None) -> Path:
     """Check that `path` is a folder we may create files in (made, with its parents, if it is
-    not there yet)."""
+    not there yet). `shown`: the path the user gave, when `path` is its folder."""
     path = Path(path)
+    said = '{} {}: '.format(option, shown or path)
     if path.exists() and not path.is_dir():
-        raise OutputError('{} {}: that is a file, not a folder'.format(option, path))
+        raise OutputError(said + ('that is a file, not a folder' if shown is None else
+                                  '{} is a file, not a folder'.format(path)))
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise OutputError('{} {}: cannot make that folder ({})'.format(
-            option, path, e.strerror or e)) from None
-    _check_can_create(option, path, path)
+        raise OutputError(said + 'cannot make the folder {} ({})'.format(
+            path, e.strerror or e)) from None
+    _check_can_create(option, shown or path, path)
     return path
 
 
@@ -587,9 +585,7 @@ def cmd_export(args):
         if args.format in ('gradescope', 'html') and graded.summary is not None:
             _writable_folder('--out', out)   # one file per submission
         else:
-            if not args.out:
-                _writable_folder('--out', out.parent)   # DIR/exports/, made by the first export
-            _writable_file('--out', out)
+            _writable_file('--out', out)   # its folder (DIR/exports/ by default) made if missing
         if args.format == 'gradescope':
             written = gradescope.export(graded, out, visibility=args.visibility)
         elif args.format == 'canvas':

@@ -12,7 +12,7 @@ Nothing a learner's worker says about itself is believed beyond raw observations
 probe is skipped is decided here (a worker's own `__skipped__` is believed only when the
 reference's worker skips the same probe too, else it is evidence of tampering), malformed
 or unusable answers become failed observations rather than crashes, the tripwire of
-`grader.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
+`grader.sandboxed.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
 and a learner's worker may not read the reference implementation or the cache of its answers.
 `explain` turns a `WorkerFailure` into words a learner can act on, naming the limit and its option.
 """
@@ -71,7 +71,7 @@ def reference_target() -> Target:
                   entry={'kind': 'reference', 'module': 'dezero', 'path': ''})
 
 
-TAMPERED = 'GraderModified'   # the error type grader.probes.handlers answers when its tripwire fires
+TAMPERED = 'GraderModified'   # the error type grader.sandboxed.probes.handlers answers when its tripwire fires
 SAME_TIMEOUT = 'SameTimeout'  # ... and when a probe is stuck where an earlier one timed out
 
 
@@ -260,7 +260,7 @@ class _Session:
 
 
 def _setup_shaped(info) -> bool:
-    """What `grader.probes.handlers.setup` answers: a flat report of plain values."""
+    """What `grader.sandboxed.probes.handlers.setup` answers: a flat report of plain values."""
     if not isinstance(info, dict) or not isinstance(info.get('import_s'), (int, float)):
         return False
     return isinstance(info.get('gpu_enable'), bool) and isinstance(info.get('scenarios'), list) \
@@ -436,7 +436,7 @@ def reference_version() -> str:
         import reference
         _VERSION = '{}-{}-np{}'.format(
             _tree_hash([reference.ROOT / 'dezero']),
-            _tree_hash([_GRADER_DIR / 'probes', _GRADER_DIR / 'simdevice']), np.__version__)
+            _tree_hash([_GRADER_DIR / 'sandboxed']), np.__version__)
     return _VERSION
 
 

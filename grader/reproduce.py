@@ -127,8 +127,8 @@ def _run(use, root, entry, *, step, seed, device, era, timeout):
         device = 'sim'
     os.chdir(root)   # grading runs the code from the submission's top folder
     sys.path.insert(0, str(root / entry.sys_path_dir))
-    from grader import worker   # after chdir: it names files relative to the current folder
-    from grader.probes import handlers
+    from grader.sandboxed import worker   # after chdir: it names files relative to the current folder
+    from grader.sandboxed.probes import handlers
     try:
         handlers.setup({'entry': {'kind': entry.kind, 'module': entry.module,
                                   'path': str(root / entry.path)},

@@ -1,6 +1,6 @@
 """The worker sandbox: where the trusted grader hands learner code to a process of its own.
 
-The grader never imports a submission. ``Worker`` starts ``grader.worker`` in the submission's
+The grader never imports a submission. ``Worker`` starts ``grader.sandboxed.worker`` in the submission's
 scratch folder (through a ``-c`` bootstrap that first takes the working folder off ``sys.path``,
 so a ``grader/`` folder in a submission cannot stand in for it) and exchanges plain-data requests
 and answers with it (length-prefixed JSON frames on two private pipes; values inside are encoded
@@ -77,13 +77,13 @@ try:
 except ImportError:  # Windows: the sandbox needs POSIX
     resource = None
 
-FDS_ENV = "DEZERO_GRADER_FDS"  # keep in step with grader.worker
-PATH_ENV = "DEZERO_GRADER_PATH"  # the learner's import folders (grader.worker puts them on sys.path)
-HIDDEN_ENV = "DEZERO_GRADER_HIDDEN"  # folders the code may not read (grader.worker's audit hook)
+FDS_ENV = "DEZERO_GRADER_FDS"  # keep in step with grader.sandboxed.worker
+PATH_ENV = "DEZERO_GRADER_PATH"  # the learner's import folders (grader.sandboxed.worker puts them on sys.path)
+HIDDEN_ENV = "DEZERO_GRADER_HIDDEN"  # folders the code may not read (grader.sandboxed.worker's audit hook)
 # Started with -c rather than -m: -m puts the working folder -- the submission -- first on sys.path
 # before anything of ours runs, so a submission holding a grader/ package would replace the worker.
 _BOOTSTRAP = ("import os, sys; sys.path[:] = [p for p in sys.path if p not in ('', '.', os.getcwd())]; "
-              "import runpy; runpy.run_module('grader.worker', run_name='__main__', alter_sys=True)")
+              "import runpy; runpy.run_module('grader.sandboxed.worker', run_name='__main__', alter_sys=True)")
 EXIT_CHANNEL_LOST = 86
 EXIT_BAD_START = 87
 _GRADER_ROOT = Path(__file__).resolve().parent.parent
@@ -247,7 +247,7 @@ class Worker:
     """
 
     def __init__(self, cwd: Path, sys_path: list[Path], limits: Limits = Limits(), env: dict | None = None,
-                 handler: str = "grader.probes.handlers", *, hidden: tuple = (), network: bool = False) -> None:
+                 handler: str = "grader.sandboxed.probes.handlers", *, hidden: tuple = (), network: bool = False) -> None:
         if resource is None:
             raise GraderError("the worker sandbox needs a POSIX system (Linux or macOS)")
         self.cwd = Path(cwd).resolve()
@@ -830,7 +830,7 @@ def _network_isolator():
     keep their owner), or without one where that is refused but a plain network namespace is not
     (root without user namespaces). Where the kernel refuses both (namespaces disabled, seccomp in a
     container), the worker keeps the network and only Landlock (TCP, Linux 6.7+) and the audit hook
-    in ``grader.worker`` (Python code) refuse connections."""
+    in ``grader.sandboxed.worker`` (Python code) refuse connections."""
     if not sys.platform.startswith("linux"):
         return None
     unshare = getattr(os, "unshare", None)  # Python 3.12+

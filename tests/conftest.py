@@ -48,21 +48,21 @@ def _install_simulated_device():
     Absent (not importable, or without ``install``) means the "sim" tests skip; present but
     raising means they fail with the error, while the host tests still run."""
     try:
-        simdevice = importlib.import_module('grader.simdevice')
+        simdevice = importlib.import_module('grader.sandboxed.simdevice')
     except ImportError as exc:
         return None, 'simulated device not importable yet ({}: {})'.format(
             type(exc).__name__, exc), None
     except Exception as exc:
-        return None, None, 'importing grader.simdevice raised {}: {}'.format(
+        return None, None, 'importing grader.sandboxed.simdevice raised {}: {}'.format(
             type(exc).__name__, exc)
     install = getattr(simdevice, 'install', None)
     if install is None:
-        return None, 'simulated device has no install() yet (grader.simdevice is incomplete)', None
+        return None, 'simulated device has no install() yet (grader.sandboxed.simdevice is incomplete)', None
     try:
         install(era='current')
         return importlib.import_module('cupy'), None, None
     except Exception as exc:
-        return None, None, 'grader.simdevice.install(era="current") raised {}: {}'.format(
+        return None, None, 'grader.sandboxed.simdevice.install(era="current") raised {}: {}'.format(
             type(exc).__name__, exc)
 
 

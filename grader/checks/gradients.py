@@ -20,7 +20,7 @@ import numpy as np
 from grader.checks import Plan, learner_error_finding, register
 from grader.checks.compare import compare, tolerance_for
 from grader.model import Finding, Probe
-from grader.probes.context import upstream_gradient
+from grader.contracts.upstream import upstream_gradient
 
 FLOAT_DOMAINS = ('kinkfree', 'positive', 'any', 'unit', 'spread', 'large')
 H = 1e-5                 # central-difference step (float64)
@@ -61,7 +61,7 @@ def draw(spec, rng):
 
 def upstream(seed, shape, dtype):
     """The upstream gradient both sides use; the worker derives the same from the probe's seed
-    (`grader.probes.context.upstream_gradient`), so it never has to be trusted or shipped."""
+    (`grader.contracts.upstream`), so it never has to be trusted or shipped."""
     return upstream_gradient(seed, shape, dtype)
 
 

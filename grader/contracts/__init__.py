@@ -4,7 +4,7 @@ Scenarios run inside the sandboxed worker; assignments name them (`"scenario"`, 
 checks judge their reports by path (`expect[].path`). This package is that contract, as data the
 trusted process can read without importing a line of scenario code: one declaration per
 scenario (its parameters and the shape of its report), in a module per scenario module
-(`grader/contracts/conv.py` declares `grader/probes/scenarios/conv.py`). The registry refuses a
+(`grader/contracts/conv.py` declares `grader/sandboxed/probes/scenarios/conv.py`). The registry refuses a
 scenario that is not declared here or whose signature differs from its declaration; an
 assignment is validated against the declarations when it loads (`grader.assignments`).
 """

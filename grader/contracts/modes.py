@@ -1,4 +1,4 @@
-"""The scenarios of `grader.probes.scenarios.modes`: parameters and report shapes, and the two
+"""The scenarios of `grader.sandboxed.probes.scenarios.modes`: parameters and report shapes, and the two
 facts the dropout scenarios and the statistical check share (the inputs, the report keys)."""
 import numpy as np
 

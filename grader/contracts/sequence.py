@@ -1,4 +1,4 @@
-"""The scenarios of `grader.probes.scenarios.sequence`: parameters and report shapes."""
+"""The scenarios of `grader.sandboxed.probes.scenarios.sequence`: parameters and report shapes."""
 from grader.contracts import P, declare
 from grader.contracts.shapes import ANY, ARRAY, BOOL, INT, NONE, NUM, STR, Map, Opt, Phase
 

@@ -1,4 +1,4 @@
-"""The scenarios of `grader.probes.scenarios.vgg`: parameters and report shapes."""
+"""The scenarios of `grader.sandboxed.probes.scenarios.vgg`: parameters and report shapes."""
 from grader.contracts import P, declare
 from grader.contracts.shapes import ARRAY, INT, STR, Phase
 

@@ -16,7 +16,7 @@ import pytest
 
 import reference
 from grader import assignments, cli, faults, load, run, schema, selftest
-from grader.probes.handlers import _exec_single_file
+from grader.sandboxed.probes.handlers import _exec_single_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent_early'
 SEED = 2026

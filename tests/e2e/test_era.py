@@ -13,7 +13,7 @@ import pytest
 
 import reference
 from grader import batch, report, run, schema
-from grader.probes import compat
+from grader.sandboxed.probes import compat
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 1234

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader import load, run, selftest
-from grader.probes import handlers
+from grader.sandboxed.probes import handlers
 from grader.sandbox import Limits
 
 # an empty loop, and one that spends its time in a library (the innermost frame when it is

@@ -76,7 +76,7 @@ def worker_children():
                 cmdline = f.read()
         except OSError:
             continue
-        if int(fields[1]) == me and fields[0] not in (b'Z', b'X') and b'grader.worker' in cmdline:
+        if int(fields[1]) == me and fields[0] not in (b'Z', b'X') and b'grader.sandboxed.worker' in cmdline:
             found.append(int(name))
     return found
 
@@ -407,7 +407,7 @@ def test_numpy_comparisons_and_test_helpers_patched_to_agree_do_not_hide_a_bug(t
 
 TAMPERING = {
     'registry': '''
-        import grader.probes.registry as _reg
+        import grader.sandboxed.probes.registry as _reg
         for _k in list(_reg.SCENARIOS):
             _reg.SCENARIOS[_k] = lambda ctx, **kw: {'__skipped__': 'nothing to see'}
         ''',
@@ -416,7 +416,7 @@ TAMPERING = {
         _wire.encode = lambda value: {'__skipped__': 'nothing to see'}
         ''',
     'code-object': '''
-        import grader.probes.scenarios.device as _dev
+        import grader.sandboxed.probes.scenarios.device as _dev
         def _forged(ctx, **kw):
             return {'__skipped__': 'nothing to see'}
         for _name, _fn in list(vars(_dev).items()):
@@ -424,8 +424,8 @@ TAMPERING = {
                 _fn.__code__ = _forged.__code__
         ''',
     'tripwire-off-then-skip': '''
-        import grader.probes.handlers as _h
-        import grader.probes.registry as _reg
+        import grader.sandboxed.probes.handlers as _h
+        import grader.sandboxed.probes.registry as _reg
         _h._state['pristine'] = None
         for _table in (_reg.SCENARIOS, _h._SCENARIOS):
             for _k in list(_table):
@@ -443,7 +443,7 @@ def test_patching_the_graders_modules_from_inside_is_invalid(tmp_path, how):
 
 def test_forged_reports_with_the_tripwire_off_are_errors_not_crashes(tmp_path):
     sub = hc.append_to_init(hc.faulty_copy(tmp_path / 'forged-reports', hc.LAYER_FAULT), '''
-        import grader.probes.handlers as _h
+        import grader.sandboxed.probes.handlers as _h
         _h._state['pristine'] = None
         for _k in list(_h._SCENARIOS):
             _h._SCENARIOS[_k] = lambda ctx, **kw: {'y': 1, 'epochs': None, 'grads': 'all correct'}
@@ -459,7 +459,9 @@ def test_a_grader_package_and_startup_hooks_in_the_submission_never_run(tmp_path
     sub = hc.faulty_copy(tmp_path / 'shadow', hc.LAYER_FAULT)
     (sub / 'grader').mkdir()
     (sub / 'grader' / '__init__.py').write_text('print("SHADOW-GRADER")\nimport os\nos._exit(3)\n')
-    (sub / 'grader' / 'worker.py').write_text('print("SHADOW-WORKER")\nimport os\nos._exit(3)\n')
+    (sub / 'grader' / 'sandboxed').mkdir()
+    (sub / 'grader' / 'sandboxed' / '__init__.py').write_text('')
+    (sub / 'grader' / 'sandboxed' / 'worker.py').write_text('print("SHADOW-WORKER")\nimport os\nos._exit(3)\n')
     (sub / 'sitecustomize.py').write_text('print("SHADOW-SITE")\nimport os\nos._exit(4)\n')
     (sub / 'numpy.py').write_text('print("SHADOW-NUMPY")\nimport os\nos._exit(5)\n')
     user_site = sub / '.local' / 'lib' / 'python{}.{}'.format(*sys.version_info[:2]) / 'site-packages'

@@ -1,4 +1,4 @@
-"""The book's 2020 environment inside a worker (`grader.probes.compat`): removed NumPy aliases and
+"""The book's 2020 environment inside a worker (`grader.sandboxed.probes.compat`): removed NumPy aliases and
 modules, and `cupy.scatter_add` on a real CuPy, served to the learner's code only (book era) or
 refused with the same explanation (current era); every use recorded once per file:line."""
 import importlib.util
@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from grader.probes import compat
+from grader.sandboxed.probes import compat
 
 
 @pytest.fixture

@@ -33,8 +33,8 @@ def _refused(doc, name):
 
 # -- the declarations and the registry agree ------------------------------------------------------
 def test_every_registered_scenario_is_declared_and_every_declared_one_is_registered():
-    from grader.probes import SCENARIOS
-    import grader.probes.scenarios  # noqa: F401  (registering checks each signature)
+    from grader.sandboxed.probes import SCENARIOS
+    import grader.sandboxed.probes.scenarios  # noqa: F401  (registering checks each signature)
     declared = contracts.load_all()
     assert sorted(SCENARIOS) == sorted(declared)
     assert len(declared) >= 90
@@ -43,7 +43,7 @@ def test_every_registered_scenario_is_declared_and_every_declared_one_is_registe
 
 
 def test_a_scenario_that_differs_from_its_declaration_is_refused_at_registration():
-    from grader.probes.registry import scenario
+    from grader.sandboxed.probes.registry import scenario
 
     def deep_chain(ctx, depth, name='Cube', value=0.0):
         return {}
@@ -180,8 +180,8 @@ def test_loading_every_assignment_imports_no_scenario_body():
             'from grader import assignments\n'
             'for s in assignments.available_steps(): assignments.load(s)\n'
             'assignments.load("core")\n'
-            'print(sorted(m for m in sys.modules if m.startswith("grader.probes.scenarios")\n'
-            '             or m == "grader.probes.handlers"))\n')
+            'print(sorted(m for m in sys.modules if m.startswith("grader.sandboxed.probes.scenarios")\n'
+            '             or m == "grader.sandboxed.probes.handlers"))\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(schema.data_dir('assignments').parent.parent)] + sys.path))
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env,
@@ -221,11 +221,12 @@ def test_a_scenario_reports_what_it_declares_on_the_reference(name):
 def run_on_reference(probe, entry, step):
     """The report of one probe on the reference (its package, or the step file of `step`),
     carried through the wire as a worker's would be."""
-    from grader import simdevice, wire
-    from grader.probes import SCENARIOS
-    from grader.probes.context import Api, Ctx
-    from grader.probes import stepfile
-    import grader.probes.scenarios  # noqa: F401
+    from grader import wire
+    from grader.sandboxed import simdevice
+    from grader.sandboxed.probes import SCENARIOS
+    from grader.sandboxed.probes.context import Api, Ctx
+    from grader.sandboxed.probes import stepfile
+    import grader.sandboxed.probes.scenarios  # noqa: F401
     from reference import ROOT
     if entry == 'single-file':
         folder = os.path.join(ROOT, 'steps')

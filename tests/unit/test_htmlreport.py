@@ -6,8 +6,8 @@ import pytest
 import dezero
 from grader import htmlreport
 from grader.checks import gradients
-from grader.probes.context import Api, Ctx
-from grader.probes.scenarios import graph as graph_probe
+from grader.sandboxed.probes.context import Api, Ctx
+from grader.sandboxed.probes.scenarios import graph as graph_probe
 
 
 def _ctx(seed=7):

@@ -144,7 +144,7 @@ def test_exception_is_answered_with_traceback_and_where(scratch):
         assert error["type"] == "ValueError" and error["message"] == "boom from the learner"
         assert error["where"].startswith(str(HERE / "sandbox_handler.py")) and error["where"].endswith("in _inner")
         assert error["traceback"][-1] == error["where"] and len(error["traceback"]) <= 20
-        assert not any("grader/worker.py" in line for line in error["traceback"])
+        assert not any("grader/sandboxed/worker.py" in line for line in error["traceback"])
         assert w.request({"op": "ping"})["ok"]  # still serving
 
 

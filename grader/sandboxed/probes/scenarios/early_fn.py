@@ -16,9 +16,9 @@ one of the composite expressions below (`expr.goldstein`), written with the name
 """
 import numpy as np
 
-from grader.probes.context import upstream_gradient
-from grader.probes.registry import scenario
-from grader.probes.scenarios.functions import OPERATORS, resolve
+from grader.sandboxed.probes.context import upstream_gradient
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.functions import OPERATORS, resolve
 
 _asarray = np.asarray
 _generic = np.generic

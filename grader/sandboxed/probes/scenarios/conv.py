@@ -8,9 +8,9 @@ learner's random initial values are their own.
 """
 import numpy as np
 
-from grader.probes.context import upstream_gradient
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import book_class, by_role, phase, set_roles, sorted_shapes
+from grader.sandboxed.probes.context import upstream_gradient
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import book_class, by_role, phase, set_roles, sorted_shapes
 
 
 def _arg(v):

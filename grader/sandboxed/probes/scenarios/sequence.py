@@ -19,8 +19,8 @@ in the scorecard).
 """
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (PlainDataset, book_class, graph_functions,
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import (PlainDataset, book_class, graph_functions,
                                               parameter_places, phase, role_grads, seeded,
                                               set_roles, set_weights, sorted_shapes)
 
@@ -52,7 +52,7 @@ def _inputs(ctx, steps, batch, in_size, salt=1):
 
 def book_names(ctx, layer, kind, hidden, in_size, prefix=''):
     """Whether every inner projection of the book's layer resolves, by role, with its shape."""
-    from grader.probes.scenarios.fixtures import resolve_path
+    from grader.sandboxed.probes.scenarios.fixtures import resolve_path
     for role, shape in roles(kind, hidden, in_size, prefix).items():
         try:
             p = resolve_path(ctx, layer, role)

@@ -10,10 +10,10 @@ into the probes that follow.
 """
 import numpy as np
 
-from grader.probes.context import upstream_gradient
+from grader.sandboxed.probes.context import upstream_gradient
 from grader.contracts.modes import dropout_inputs, ratio_key
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import book_class, phase
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import book_class, phase
 
 
 class _Flag:

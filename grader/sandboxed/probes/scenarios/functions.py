@@ -7,8 +7,8 @@ process, so nothing the submission monkeypatches here can change a verdict.
 """
 import numpy as np
 
-from grader.probes.context import upstream_gradient
-from grader.probes.registry import scenario
+from grader.sandboxed.probes.context import upstream_gradient
+from grader.sandboxed.probes.registry import scenario
 
 
 def _slices(spec):

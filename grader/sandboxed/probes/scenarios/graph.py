@@ -3,9 +3,9 @@ and a snapshot of the computational graph with every variable's gradient (the tr
 """
 import numpy as np
 
-from grader.probes.context import upstream_gradient
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import by_role
+from grader.sandboxed.probes.context import upstream_gradient
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import by_role
 
 
 def _deref(ref, Variable):

@@ -6,9 +6,9 @@ ndarray, or the full core, where it is a Variable): `grad_data` reads both.
 """
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.early import phase
-from grader.probes.scenarios.early_fn import EXPRESSIONS, export
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.early import phase
+from grader.sandboxed.probes.scenarios.early_fn import EXPRESSIONS, export
 
 _array = np.array
 

@@ -18,8 +18,8 @@ import os
 
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (BookNameMismatch, ScratchDir, by_role,
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import (BookNameMismatch, ScratchDir, by_role,
                                               check_book_names, devices, phase)
 
 CONVS = ('conv1_1', 'conv1_2', 'conv2_1', 'conv2_2', 'conv3_1', 'conv3_2', 'conv3_3',

@@ -1,6 +1,6 @@
 """The worker's request handlers: `setup` loads the submission, `probe` runs one scenario.
 
-`grader.worker` reads each request frame and calls `HANDLERS[op](msg)`; what a handler returns
+`grader.sandboxed.worker` reads each request frame and calls `HANDLERS[op](msg)`; what a handler returns
 is sent back as plain data. An exception raised by learner code inside a handler travels back as
 an error answer (the worker formats it), never as a verdict: the trusted process decides.
 
@@ -21,9 +21,9 @@ import time
 import types
 
 from grader import wire
-from grader.probes import SCENARIOS, compat, stepfile
-from grader.probes.context import Api, Ctx
-import grader.probes.scenarios  # noqa: F401  (fills SCENARIOS)
+from grader.sandboxed.probes import SCENARIOS, compat, stepfile
+from grader.sandboxed.probes.context import Api, Ctx
+import grader.sandboxed.probes.scenarios  # noqa: F401  (fills SCENARIOS)
 
 _state = {}
 _SCENARIOS = dict(SCENARIOS)   # private: learner code that edits the registry changes nothing here
@@ -97,7 +97,7 @@ class _BlockReference(importlib.abc.MetaPathFinder):
 
 
 def _exec_single_file(module_name, path):
-    """Run a step file as a module (see grader.probes.stepfile): a demo that ends in an error
+    """Run a step file as a module (see grader.sandboxed.probes.stepfile): a demo that ends in an error
     keeps the names defined before it, and the error is reported."""
     return stepfile.run(module_name, path)
 
@@ -110,7 +110,7 @@ def setup(msg):
         raise ValueError('unknown era {!r}'.format(era))
     xp_device = None
     if device_mode == 'sim':
-        from grader import simdevice
+        from grader.sandboxed import simdevice
         xp_device = simdevice.install(era=era)
     elif device_mode == 'cuda':
         import cupy
@@ -228,7 +228,7 @@ def _findings():
     its `file:line` relative to the submission's top."""
     found = compat.findings()
     if _state.get('device_mode') == 'sim':
-        from grader import simdevice
+        from grader.sandboxed import simdevice
         for f in simdevice.findings():
             where = compat.relative_where(f['where'])
             if where != f['where'] or not os.path.isabs(where.rpartition(':')[0]):

@@ -12,11 +12,11 @@ import struct
 
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.early import phase
-from grader.probes.scenarios.early_fn import export
-from grader.probes.scenarios.fixtures import book_class
-from grader.probes.scenarios.networks import set_params
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.early import phase
+from grader.sandboxed.probes.scenarios.early_fn import export
+from grader.sandboxed.probes.scenarios.fixtures import book_class
+from grader.sandboxed.probes.scenarios.networks import set_params
 
 
 @scenario('data.spiral')

@@ -5,4 +5,4 @@ through the book's public API and reports what it saw — values, shapes, dtypes
 structure, raised exceptions — as plain data that `grader.wire` carries to the trusted process,
 where the checks judge it. Scenarios are registered by name in `SCENARIOS`.
 """
-from grader.probes.registry import SCENARIOS, scenario  # noqa: F401
+from grader.sandboxed.probes.registry import SCENARIOS, scenario  # noqa: F401

@@ -11,8 +11,8 @@ import os
 
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import (ScratchDir, by_role, check_book_names, devices,
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import (ScratchDir, by_role, check_book_names, devices,
                                               layer_parameters, nested_model, phase,
                                               resolve_path, role_key, role_values, seeded,
                                               set_roles)

@@ -4,8 +4,8 @@ numbers. Every phase reports its own outcome, so one failure does not hide the o
 """
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import PlainDataset, nested_model, phase, set_weights
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import PlainDataset, nested_model, phase, set_weights
 
 
 @scenario('device.variable')

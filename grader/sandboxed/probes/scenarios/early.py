@@ -16,9 +16,9 @@ import weakref
 
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.early_fn import Names, export, host_value, is_variable
-from grader.probes.scenarios.fixtures import raised
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.early_fn import Names, export, host_value, is_variable
+from grader.sandboxed.probes.scenarios.fixtures import raised
 
 _array = np.array
 _asarray = np.asarray

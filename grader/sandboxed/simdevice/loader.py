@@ -17,7 +17,7 @@ import importlib.machinery
 import sys
 import types
 
-from grader.probes import compat
+from grader.sandboxed.probes import compat
 
 from . import cuda, cupyx, errors, random, state
 from .module import build_namespaces, scatter_add

@@ -1,5 +1,5 @@
 """Which public names a submission has, and plain calls of public functions."""
-from grader.probes.registry import scenario
+from grader.sandboxed.probes.registry import scenario
 
 
 @scenario('api.names')

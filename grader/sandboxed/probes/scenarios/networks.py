@@ -9,11 +9,11 @@ too.
 """
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.early import phase
-from grader.probes.scenarios.early_fn import export
-from grader.probes.scenarios.fixtures import book_class, set_weights
-from grader.probes.scenarios.graph import expression
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.early import phase
+from grader.sandboxed.probes.scenarios.early_fn import export
+from grader.sandboxed.probes.scenarios.fixtures import book_class, set_weights
+from grader.sandboxed.probes.scenarios.graph import expression
 
 _array = np.array
 

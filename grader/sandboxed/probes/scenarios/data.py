@@ -1,8 +1,8 @@
 """The data pipeline through the public API: which samples each batch holds, epoch by epoch."""
 import numpy as np
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.fixtures import PlainDataset
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.fixtures import PlainDataset
 
 
 def _indexed_dataset(ctx, n):

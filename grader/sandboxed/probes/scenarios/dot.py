@@ -7,8 +7,8 @@ name. Rendering with Graphviz (`plot_dot_graph`) is not probed: it needs the `do
 """
 import re
 
-from grader.probes.registry import scenario
-from grader.probes.scenarios.early import phase
+from grader.sandboxed.probes.registry import scenario
+from grader.sandboxed.probes.scenarios.early import phase
 
 _NODE = re.compile(r'^\s*(\S+)\s*\[(.*)\]\s*;?\s*$')
 _EDGE = re.compile(r'^\s*(\S+)\s*->\s*(\S+)\s*;?\s*$')

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from grader.errors import GraderError, SubmissionError
-from grader.load import Entry, content_hash, find_entry, prepare, safe_extract
+from grader.archive import safe_extract
+from grader.load import Entry, content_hash, find_entry, prepare
 
 
 def make(root: Path, files: dict) -> Path:

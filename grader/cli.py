@@ -20,52 +20,9 @@ from pathlib import Path
 from grader import assignments, report, scorecard
 from grader import bwrap
 from grader.errors import GraderError, SubmissionError
+from grader.outpaths import OutputError, writable_file, writable_folder
 
 USAGE_ERROR = 2
-
-
-class OutputError(Exception):
-    """A place the user asked us to write to cannot be written (a folder where a file is meant,
-    a folder that cannot be made, no permission)."""
-
-
-def _writable_file(option: str, path) -> Path:
-    """Check, before any grading, that a file can be written at `path`: `path` is not a folder,
-    and its folder exists (made, with its parents, if it is not there yet) and takes new files.
-    The write itself stays atomic."""
-    path = Path(path)
-    if path.is_dir():
-        raise OutputError('{} {}: that is a folder; name a file, e.g. {}'.format(
-            option, path, path / 'scorecard.json' if option == '--json' else path / 'out'))
-    _writable_folder(option, path.parent, shown=path)
-    return path
-
-
-def _writable_folder(option: str, path, shown=None) -> Path:
-    """Check that `path` is a folder we may create files in (made, with its parents, if it is
-    not there yet). `shown`: the path the user gave, when `path` is its folder."""
-    path = Path(path)
-    said = '{} {}: '.format(option, shown or path)
-    if path.exists() and not path.is_dir():
-        raise OutputError(said + ('that is a file, not a folder' if shown is None else
-                                  '{} is a file, not a folder'.format(path)))
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OutputError(said + 'cannot make the folder {} ({})'.format(
-            path, e.strerror or e)) from None
-    _check_can_create(option, shown or path, path)
-    return path
-
-
-def _check_can_create(option, path, folder):
-    try:
-        fd, probe = tempfile.mkstemp(prefix='.dezero-grade-', dir=folder)
-    except OSError as e:
-        raise OutputError('{} {}: cannot write in {} ({})'.format(
-            option, path, folder, e.strerror or e)) from None
-    os.close(fd)
-    os.unlink(probe)
 
 
 def _unknown_checks(only, step):
@@ -349,13 +306,13 @@ def cmd_check(args):
                           name, args.step, ' (did you mean {}?)'.format(' or '.join(close))
                           if close else '', args.step))
     if args.json:
-        _writable_file('--json', args.json)
+        writable_file('--json', args.json)
     if args.graph_dir:
-        _writable_folder('--graph-dir', args.graph_dir)
+        writable_folder('--graph-dir', args.graph_dir)
     if args.html:
-        _writable_file('--html', args.html)
+        writable_file('--html', args.html)
     if args.repro_dir:
-        _writable_folder('--repro-dir', args.repro_dir)
+        writable_folder('--repro-dir', args.repro_dir)
     limits = Limits.with_options(timeout_s=args.timeout, memory_mb=args.memory, sandbox=sandbox)
     from grader import policy as policy_mod
     try:
@@ -472,7 +429,7 @@ def cmd_batch(args):
                                               memory_mb=args.memory, sandbox=args.sandbox,
                                               policy=policy_mod.load(args.policy))
         shard = batch.Shard.parse(args.shard) if args.shard else None
-        _writable_folder('--out', args.out)
+        writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
                                  roster=roster, force=args.force)
@@ -485,7 +442,7 @@ def cmd_batch(args):
 def cmd_merge(args):
     from grader import batch
     try:
-        _writable_folder('--out', args.out)
+        writable_folder('--out', args.out)
         result = batch.merge(args.folders, args.out)
     except batch.BatchError as e:
         return _usage(e)
@@ -583,9 +540,9 @@ def cmd_export(args):
         else:
             out = Path(args.out or base / _EXPORT_DEFAULTS[args.format])
         if args.format in ('gradescope', 'html') and graded.summary is not None:
-            _writable_folder('--out', out)   # one file per submission
+            writable_folder('--out', out)   # one file per submission
         else:
-            _writable_file('--out', out)   # its folder (DIR/exports/ by default) made if missing
+            writable_file('--out', out)   # its folder (DIR/exports/ by default) made if missing
         if args.format == 'gradescope':
             written = gradescope.export(graded, out, visibility=args.visibility)
         elif args.format == 'canvas':

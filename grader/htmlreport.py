@@ -19,7 +19,7 @@ import urllib.parse
 from pathlib import Path
 
 from grader import schema
-from grader.model import FAILING
+from grader.status import FAILING, credited
 from grader import report
 from grader.report import printable
 
@@ -128,7 +128,7 @@ def fragment(doc: dict) -> str:
                    '</summary><ul>{}</ul></details>'.format(
                        len(skipped), ''.join('<li><b>{}</b> — {}</li>'.format(
                            esc(c['id']), esc(c['message'])) for c in skipped)))
-    passing = [c for c in checks if c['status'] in ('passed', 'not_applicable')]
+    passing = [c for c in checks if credited(c['status'])]
     if passing:
         out.append('<details class="card" id="passing"><summary>passing checks ({})</summary>'
                    '<ul>{}</ul></details>'.format(len(passing), ''.join(

@@ -1,8 +1,8 @@
 """Records that flow through the grader: probes → observations → findings → check results.
 
 Everything a stage hands to the next is one of these frozen dataclasses; dicts appear only at
-the JSON edge (`scorecard.py`, `wire.py`). The closed sets of values (statuses, tiers, verdicts)
-are spelled out here once.
+the JSON edge (`scorecard.py`, `wire.py`). The closed sets of values are spelled out once: the
+statuses and verdicts with their rules in `grader.status`, the rest here.
 """
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-STATUSES = ('passed', 'failed', 'error', 'skipped', 'timeout', 'not_applicable')
-# statuses of a check that did not pass, worst first: the code raised, ran too long, answered wrong
-FAILING = ('error', 'timeout', 'failed')
+from grader import status as _status
+from grader.status import FAILING, STATUSES, VERDICTS   # noqa: F401  (re-exported)
+
 TIERS = ('book', 'extension')
-VERDICTS = ('accept', 'rollback', 'reject', 'incomplete', 'invalid')
 PROFILES = ('book', 'extension')
 DEVICES = ('cpu', 'gpu')
 
@@ -75,10 +74,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class Finding:
-    """One judgement a check makes. `status` is one of STATUSES: passed; failed (wrong answer); error
-    (the code raised); timeout; skipped (the grader could not judge it here: it earns nothing);
-    not_applicable (the assignment says the check cannot run on this machine, e.g. it needs a real
-    GPU: it is credited)."""
+    """One judgement a check makes; `status` is one of `grader.status.STATUSES` (what each means,
+    and which earn points, is said there)."""
     status: str
     message: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
@@ -122,15 +119,15 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         """Earns its points: judged and passed, or not applicable on this machine."""
-        return self.status in ('passed', 'not_applicable')
+        return _status.credited(self.status)
 
     @property
     def failing(self) -> bool:
-        return self.status in FAILING
+        return _status.failing(self.status)
 
     @property
     def unjudged(self) -> bool:
-        return self.status == 'skipped'
+        return self.status == _status.SKIPPED
 
 
 @dataclass(frozen=True)

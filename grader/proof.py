@@ -44,7 +44,7 @@ class Failure:
 
 def failures_of(doc) -> dict:
     """check id -> Failure, for every check of a scorecard that did not pass."""
-    from grader.model import FAILING
+    from grader.status import FAILING
     out = {}
     for c in doc['checks']:
         if c['status'] in FAILING:

@@ -13,7 +13,7 @@ import re
 import sys
 
 from grader.diagnose import cause_of as _cause_of
-from grader.model import FAILING
+from grader.status import FAILING
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 
-from grader.model import FAILING, PROFILES, Verdict
+from grader import status
+from grader.model import PROFILES, Verdict
 
 ROLLBACK_MIN_COST = 1.0
 
@@ -156,16 +157,5 @@ def invalid(reason: str) -> Verdict:
 
 
 def status_of(findings) -> str:
-    """One status for a check from its findings: the worst one wins. A check none of whose
-    findings could be judged is skipped; one whose other sub-checks were judged and passed is
-    passed (a sub-check that cannot judge, e.g. finite differences of a float32 forward, is
-    inconclusive and says so in its finding)."""
-    statuses = {f.status for f in findings}
-    for status in FAILING:
-        if status in statuses:
-            return status
-    if statuses and statuses <= {'not_applicable'}:
-        return 'not_applicable'
-    if statuses and statuses <= {'skipped', 'not_applicable'}:
-        return 'skipped'
-    return 'passed'
+    """One status for a check from its findings (the rule is `grader.status.combine`)."""
+    return status.combine(f.status for f in findings)

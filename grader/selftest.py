@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import assignments, diagnose, faults, fingerprints, load, proof, run
-from grader.model import FAILING
+from grader.status import FAILING
 
 
 @dataclass

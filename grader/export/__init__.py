@@ -19,7 +19,7 @@ from grader import schema
 from grader.export import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
-from grader.model import FAILING   # noqa: F401  (check statuses that count as not passed)
+from grader.status import FAILING   # noqa: F401  (check statuses that count as not passed)
 
 
 class ExportError(ValueError):

@@ -22,6 +22,7 @@ from pathlib import Path
 from grader import policy as policy_mod
 from grader import report, schema
 from grader.export import Written, check_text
+from grader.status import credited
 
 SCHEMA = 'gradescope-results'
 VISIBILITIES = ('visible', 'hidden', 'after_due_date', 'after_published')
@@ -38,7 +39,7 @@ def _test(check, number: str, visibility: str = 'visible') -> dict:
     return {
         'score': float(check['earned']) if counted else 0.0,
         'max_score': float(check['points']) if counted else 0.0,
-        'status': 'passed' if check['status'] in ('passed', 'not_applicable') else 'failed',
+        'status': 'passed' if credited(check['status']) else 'failed',
         'name': name,
         'number': number,
         'output': check_text(check),

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import assignments, report, scorecard
+from grader import assignments, report, score, scorecard
 from grader import bwrap
 from grader.errors import GraderError, SubmissionError
 
@@ -308,7 +308,7 @@ def cmd_list(args):
     for step in assignments.available_steps():
         a = assignments.load(step)
         own, reg = assignments.with_regression(a)
-        points = sum(c.points for c in a.checks if c.tier == 'book')
+        points = score.assignment_possible(a)
         print('step {:2d}  {}'.format(step, a.title))
         print('         {} checks ({:g} points), {} regression checks, {} faults'.format(
             len(own), points, len(reg), len(assignments.fault_catalogue(a))))

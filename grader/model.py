@@ -105,7 +105,7 @@ class CheckUse:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(_status.Rules):
     use: CheckUse
     status: str
     message: str
@@ -118,16 +118,8 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        """Earns its points: judged and passed, or not applicable on this machine."""
-        return _status.credited(self.status)
-
-    @property
-    def failing(self) -> bool:
-        return _status.failing(self.status)
-
-    @property
-    def unjudged(self) -> bool:
-        return self.status == _status.SKIPPED
+        """Earns its points (the same as `credited`)."""
+        return self.credited
 
 
 @dataclass(frozen=True)

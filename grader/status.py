@@ -39,6 +39,24 @@ def judged(status: str) -> bool:
     return status in JUDGED
 
 
+class Rules:
+    """The rules of a record's `status`, as properties (a check result, a scorecard's check)."""
+    status: str
+
+    @property
+    def failing(self) -> bool:
+        return failing(self.status)
+
+    @property
+    def credited(self) -> bool:
+        """Earns its points: judged and passed, or not applicable on this machine."""
+        return credited(self.status)
+
+    @property
+    def unjudged(self) -> bool:
+        return self.status == SKIPPED
+
+
 def combine(statuses) -> str:
     """One status for a check from the statuses of its findings: the worst failing one wins. A
     check none of whose findings could be judged is skipped (not applicable when every one is);

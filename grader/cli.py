@@ -410,7 +410,7 @@ def cmd_faults(args):
     for f in assignments.fault_catalogue(a):
         where = '' if f.step == a.step else '  [step {} — ends in rollback]'.format(f.step)
         print('  {:30} {:9} {}{}'.format(f.id, f.tier, f.title, where))
-        print('  {:30} caught by: {}'.format('', ', '.join(f.targets)))
+        print('  {:30} caught by: {}'.format('', ', '.join(f.caught_by)))
     return 0
 
 

@@ -18,8 +18,9 @@ PROFILES = ('book', 'extension')
 DEVICES = ('cpu', 'gpu')
 
 
-def freeze(value: Any) -> str:
-    """A canonical text form of plain data, arrays included (used as a key and for hashing)."""
+def canonical_json(value: Any) -> str:
+    """Plain data, arrays included, as canonical JSON text: keys sorted, no spaces (used as a key
+    and for hashing)."""
     from grader import wire
     return json.dumps(wire.encode(value), sort_keys=True, separators=(',', ':'))
 
@@ -37,7 +38,7 @@ class Probe:
     device: str = 'cpu'
 
     def __post_init__(self):
-        key = freeze({'scenario': self.scenario, 'params': dict(self.params),
+        key = canonical_json({'scenario': self.scenario, 'params': dict(self.params),
                       'seed': self.seed, 'device': self.device})
         object.__setattr__(self, 'key', key)
 
@@ -129,7 +130,7 @@ class Fault:
     title: str
     tier: str
     hint: str
-    targets: tuple       # module-level names the patch touches, for the catalogue listing
+    caught_by: tuple     # ids of the checks that must fail when the fault is injected
     patch: str           # name of the patch function in grader.faults
 
 

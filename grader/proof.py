@@ -89,7 +89,7 @@ def prove(step: int, own_checks, rows, owner_steps=None) -> Proof:
             if f is None:
                 continue
             failed_any = True
-            if fault.step in owners and use.id in fault.targets:
+            if fault.step in owners and use.id in fault.caught_by:
                 named.append(f.status)
         if 'failed' in named:
             proof.kind[use.id] = JUDGED

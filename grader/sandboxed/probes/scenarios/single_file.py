@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from grader.sandboxed.probes.registry import scenario
-from grader.sandboxed.probes.scenarios.early_fn import Names, export, host_value, is_variable
+from grader.sandboxed.probes.scenarios.fn_before_core import Names, export, host_value, is_variable
 from grader.sandboxed.probes.scenarios.fixtures import raised
 
 _array = np.array

@@ -91,13 +91,13 @@ def from_document(doc, name='<assignment>') -> Assignment:
             raise AssignmentError('{}: fault {!r} names unknown patch {!r}'.format(
                 name, f['id'], f['patch']))
         faults.append(Fault(id=f['id'], step=f.get('step', step), title=f['title'], tier=f['tier'],
-                            hint=f['hint'], targets=tuple(f['caught_by']), patch=f['patch']))
+                            hint=f['hint'], caught_by=tuple(f['caught_by']), patch=f['patch']))
     own_prefixes = {u.id.split('/')[0] + '/' for u in uses}
     for f in faults:
-        for target in f.targets:
-            if target.split('/')[0] + '/' in own_prefixes and target not in ids:
+        for check_id in f.caught_by:
+            if check_id.split('/')[0] + '/' in own_prefixes and check_id not in ids:
                 raise AssignmentError('{}: fault {!r} says it is caught by {!r}, which this '
-                                      'assignment does not define'.format(name, f.id, target))
+                                      'assignment does not define'.format(name, f.id, check_id))
     return Assignment(step=step, title=doc['title'], stage=doc['stage'], summary=doc['summary'],
                       adds=tuple(doc.get('adds', ())), entry=doc['entry'], checks=tuple(uses),
                       regression=tuple(doc.get('regression', ())), faults=tuple(faults),

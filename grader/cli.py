@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import assignments, report, scorecard
+from grader import assignments, report, score, scorecard
 from grader import bwrap
 from grader.errors import GraderError, SubmissionError
 from grader.outpaths import OutputError, writable_file, writable_folder
@@ -265,7 +265,7 @@ def cmd_list(args):
     for step in assignments.available_steps():
         a = assignments.load(step)
         own, reg = assignments.with_regression(a)
-        points = sum(c.points for c in a.checks if c.tier == 'book')
+        points = score.assignment_possible(a)
         print('step {:2d}  {}'.format(step, a.title))
         print('         {} checks ({:g} points), {} regression checks, {} faults'.format(
             len(own), points, len(reg), len(assignments.fault_catalogue(a))))
@@ -367,7 +367,7 @@ def cmd_faults(args):
     for f in assignments.fault_catalogue(a):
         where = '' if f.step == a.step else '  [step {} — ends in rollback]'.format(f.step)
         print('  {:30} {:9} {}{}'.format(f.id, f.tier, f.title, where))
-        print('  {:30} caught by: {}'.format('', ', '.join(f.targets)))
+        print('  {:30} caught by: {}'.format('', ', '.join(f.caught_by)))
     return 0
 
 

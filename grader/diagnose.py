@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-FAILING = ('error', 'timeout', 'failed')
+from grader.status import FAILING, PASSED
 
 # how much a check explained by a catalogued fault counts, at best; a cluster of the learner's
 # own errors counts a little less per check, so that a fault whose fingerprint has the same
@@ -206,7 +206,7 @@ def diagnose(checks, fingerprints=None, catalogue=None) -> dict:
     fingerprints = fingerprints or {}
     catalogue = catalogue or {}
     failing = {c['id']: c for c in checks if c['status'] in FAILING}
-    passed = {c['id'] for c in checks if c['status'] == 'passed'}
+    passed = {c['id'] for c in checks if c['status'] == PASSED}
     seen = {i: signature(c) for i, c in failing.items()}
     remaining = [i for i in failing]          # scorecard order
     causes = []

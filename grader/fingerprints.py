@@ -14,7 +14,7 @@ import functools
 import json
 
 from grader import schema
-from grader.model import FAILING
+from grader.status import FAILING
 
 SCHEMA_VERSION = '1.0'
 FOLDER = 'fingerprints'

@@ -19,8 +19,8 @@ import urllib.parse
 from pathlib import Path
 
 from grader import schema
-from grader.model import FAILING
 from grader import report
+from grader.record import CheckRecord, Scorecard
 from grader.report import printable
 
 _VERDICT_COLOURS = {'accept': '#1a7f37', 'rollback': '#9a6700', 'reject': '#cf222e',
@@ -83,65 +83,66 @@ def _page(title: str, body: str) -> str:
 # -- one scorecard --------------------------------------------------------------------------------
 def render(doc: dict, *, back: str | None = None) -> str:
     """The whole page for one scorecard; `back` links to the class page."""
-    a = doc['assignment']
-    title = 'step {} · {} · {}'.format(a['step'], doc['submission']['id'], doc['verdict'].upper())
+    card = Scorecard.from_document(doc)
+    title = 'step {} · {} · {}'.format(card.step, card.submission_id, card.verdict.upper())
     nav = '<p class="meta"><a href="{}">&larr; class page</a></p>'.format(esc(back)) if back else ''
-    return _page(title, nav + fragment(doc))
+    return _page(title, nav + _body(card))
 
 
 def fragment(doc: dict) -> str:
     """The report body without the page around it (Gradescope's HTML `output` takes this)."""
-    a, sub, env = doc['assignment'], doc['submission'], doc['environment']
+    return _body(Scorecard.from_document(doc))
+
+
+def _body(card: Scorecard) -> str:
+    env = card.environment
     out = ['<header>',
-           '<h1>dezero-grade · step {} {}</h1>'.format(a['step'], esc(a['title'])),
+           '<h1>dezero-grade · step {} {}</h1>'.format(card.step, esc(card.title)),
            '<div class="meta">{} ({}) · device {} · seed {} · profile {} · era {} · sandbox {} · '
-           '{:.1f} s</div>'.format(esc(sub['id']), esc(sub['content_hash'][:19]),
-                                   esc(env['device_mode']), doc['seed'], esc(doc['profile']),
-                                   esc(doc.get('era', 'book')), esc(env['sandbox']),
-                                   doc['duration_s']),
+           '{:.1f} s</div>'.format(esc(card.submission_id), esc(card.content_hash[:19]),
+                                   esc(env['device_mode']), card.seed, esc(card.profile),
+                                   esc(card.era), esc(env['sandbox']), card.duration_s),
            '</header>']
-    sc = doc['score']
-    score = '{}/{}'.format(_fmt(sc['earned']), _fmt(sc['possible']))
-    if sc['extension']['possible']:
+    sc = card.score
+    score = '{}/{}'.format(_fmt(sc.earned), _fmt(sc.possible))
+    if sc.extension_possible:
         score += ' <span class="meta">(extension {}/{})</span>'.format(
-            _fmt(sc['extension']['earned']), _fmt(sc['extension']['possible']))
-    colour = _VERDICT_COLOURS.get(doc['verdict'], '#59636e')
+            _fmt(sc.extension_earned), _fmt(sc.extension_possible))
+    colour = _VERDICT_COLOURS.get(card.verdict, '#59636e')
     out.append('<section class="banner" style="--c:{}" id="verdict">'
                '<div class="verdict" data-verdict="{}">{}</div>'
                '<div><div class="score">score {}</div><p class="reason">{}</p></div>'
-               '</section>'.format(colour, esc(doc['verdict']), esc(doc['verdict'].upper()),
-                                   score, esc(doc['reason'])))
-    out.extend(_diagnosis(doc))
-    out.extend(_compatibility(doc))
-    if doc['verdict'] == 'invalid':
-        out.extend(_invalid(doc))
+               '</section>'.format(colour, esc(card.verdict), esc(card.verdict.upper()),
+                                   score, esc(card.reason)))
+    out.extend(_diagnosis(card.diagnosis))
+    out.extend(_compatibility(card.compatibility))
+    if card.is_invalid:
+        out.extend(_invalid(card.invalid))
         return '\n'.join(out)
-    checks = doc['checks']
-    failing = [c for c in checks if c['status'] in FAILING]
+    failing = card.failing
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
-            out.append(_failing_check(c, diagnosed=bool(doc.get('diagnosis'))))
-    skipped = [c for c in checks if c['status'] == 'skipped']
+            out.append(_failing_check(c, diagnosed=bool(card.diagnosis)))
+    skipped = card.unjudged
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
                    '</summary><ul>{}</ul></details>'.format(
                        len(skipped), ''.join('<li><b>{}</b> — {}</li>'.format(
-                           esc(c['id']), esc(c['message'])) for c in skipped)))
-    passing = [c for c in checks if c['status'] in ('passed', 'not_applicable')]
+                           esc(c.id), esc(c.message)) for c in skipped)))
+    passing = card.credited
     if passing:
         out.append('<details class="card" id="passing"><summary>passing checks ({})</summary>'
                    '<ul>{}</ul></details>'.format(len(passing), ''.join(
                        '<li>{} <b>{}</b> — {}</li>'.format(
-                           '&#10003;' if c['status'] == 'passed' else '&middot;', esc(c['id']),
-                           esc(c['message'])) for c in passing)))
+                           '&#10003;' if c.status == 'passed' else '&middot;', esc(c.id),
+                           esc(c.message)) for c in passing)))
     return '\n'.join(out)
 
 
-def _diagnosis(doc):
+def _diagnosis(found):
     """The root causes the scorecard's diagnosis names, most likely first, each with the checks it
     explains (the terminal report's list, as cards)."""
-    found = doc.get('diagnosis')
     if not found or not found['causes'] and not found['unexplained']:
         return []
     out = ['<h2>root causes <span class="meta">most likely first; the checks each explains</span>'
@@ -167,13 +168,12 @@ def _diagnosis(doc):
     return out
 
 
-def _compatibility(doc, limit=20):
-    found = doc.get('compatibility') or []
+def _compatibility(found, limit=20):
     if not found:
         return []
     rows = ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
-        esc(f['api']), esc(f['where']), esc(f['message']), esc(f.get('since') or ''),
-        esc(f.get('fix') or '')) for f in found[:limit])
+        esc(f.api), esc(f.where), esc(f.message), esc(f.since or ''), esc(f.fix or ''))
+        for f in found[:limit])
     more = '<p class="meta">... and {} more in the scorecard</p>'.format(
         len(found) - limit) if len(found) > limit else ''
     return ['<h2 id="compatibility">compatibility findings</h2>',
@@ -183,10 +183,9 @@ def _compatibility(doc, limit=20):
             '{}</table>{}'.format(rows, more)]
 
 
-def _invalid(doc):
-    inv = doc.get('invalid', {})
-    out = ['<div class="card fail" id="invalid"><h3>{}</h3>'.format(esc(inv.get('code', '')))]
-    tail = inv.get('output_tail', '').strip()
+def _invalid(inv):
+    out = ['<div class="card fail" id="invalid"><h3>{}</h3>'.format(esc(inv.code if inv else ''))]
+    tail = inv.output_tail.strip() if inv else ''
     if tail:
         out.append('<p>what your code printed last:</p><pre>{}</pre>'.format(
             esc('\n'.join(tail.splitlines()[-30:]))))
@@ -194,38 +193,37 @@ def _invalid(doc):
     return out
 
 
-def _graphs(check):
+def _graphs(check: CheckRecord):
     """The graphs the failing findings of a check hold, with their divergent node."""
     return [(f['evidence']['graph'], f['evidence'].get('divergent_node'))
-            for f in check['evidence'].get('findings', [])
-            if f['status'] in FAILING and (f.get('evidence') or {}).get('graph')]
+            for f in check.failing_findings if (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c, diagnosed=False) -> str:
+def _failing_check(c: CheckRecord, diagnosed=False) -> str:
     """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
     with a diagnosis), not a guess from the fault catalogue."""
-    tag = 'regression, step {}'.format(c['step']) if c['regression'] else '{} pts'.format(
-        _fmt(c['points']))
+    tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
+        _fmt(c.points))
     out = ['<div class="card fail check" data-check="{}" data-status="{}">'.format(
-        esc(c['id']), esc(c['status'])),
+        esc(c.id), esc(c.status)),
         '<h3>&#10007; {} <span class="tag">{}</span><span class="tag">{}</span>'
         '<span class="tag">{}</span><span class="tag">{}</span></h3>'.format(
-            esc(c['id']), esc(c['status']), esc(c['tier']), esc(c['category']), esc(tag)),
-        '<div class="meta">{}</div>'.format(esc(c['title'])),
-        '<p class="msg">{}</p>'.format(esc(c['message']))]
+            esc(c.id), esc(c.status), esc(c.tier), esc(c.category), esc(tag)),
+        '<div class="meta">{}</div>'.format(esc(c.title)),
+        '<p class="msg">{}</p>'.format(esc(c.message))]
     for message, parts in report.key_evidence(c)[:8]:
         out.append('<div class="ev">&middot; {}{}</div>'.format(
             esc(message), ''.join('\n    ' + esc(p) for p in parts[:8])))
-    if c['hint']:
-        out.append('<div class="hint">hint: {}</div>'.format(esc(c['hint'])))
-    for f in c['faults'][:1]:
+    if c.hint:
+        out.append('<div class="hint">hint: {}</div>'.format(esc(c.hint)))
+    for f in c.faults[:1]:
         out.append('<div class="fault">{}: <b>{}</b> — {}</div>'.format(
             'root cause' if diagnosed else 'looks like', esc(f['id']), esc(f['title'])))
     for graph, divergent in _graphs(c)[:2]:
-        out.append(graph_figure(graph, c['id'], divergent))
-    if c['repro']:
+        out.append(graph_figure(graph, c.id, divergent))
+    if c.repro:
         out.append('<details><summary>reproduce it against your own code</summary>'
-                   '<pre class="repro">{}</pre></details>'.format(esc(c['repro'].rstrip('\n'))))
+                   '<pre class="repro">{}</pre></details>'.format(esc(c.repro.rstrip('\n'))))
     out.append('</div>')
     return '\n'.join(out)
 
@@ -507,9 +505,8 @@ def class_page(summary: dict, docs: dict, link) -> str:
                            for u in ungraded)))
     rows = []
     for s in summary['submissions']:
-        doc = docs.get(s['id'])
-        failing = sum(1 for c in doc['checks'] if c['status'] in FAILING) \
-            if doc and doc['verdict'] != 'invalid' else '—'
+        card = Scorecard.from_document(docs[s['id']]) if docs.get(s['id']) else None
+        failing = len(card.failing) if card and not card.is_invalid else '—'
         rows.append('<tr class="submission" data-id="{}"><td>{}</td><td><span class="chip" '
                     'style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td><td>{}</td>'
                     '</tr>'.format(esc(s['id']), _linked(s['id'], link),

@@ -1,8 +1,8 @@
 """Records that flow through the grader: probes → observations → findings → check results.
 
 Everything a stage hands to the next is one of these frozen dataclasses; dicts appear only at
-the JSON edge (`scorecard.py`, `wire.py`). The closed sets of values (statuses, tiers, verdicts)
-are spelled out here once.
+the JSON edge (`scorecard.py`, `wire.py`). The closed sets of values are spelled out once: the
+statuses and verdicts with their rules in `grader.status`, the rest here.
 """
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-STATUSES = ('passed', 'failed', 'error', 'skipped', 'timeout', 'not_applicable')
-# statuses of a check that did not pass, worst first: the code raised, ran too long, answered wrong
-FAILING = ('error', 'timeout', 'failed')
+from grader import status as _status
+from grader.status import FAILING, STATUSES, VERDICTS   # noqa: F401  (re-exported)
+
 TIERS = ('book', 'extension')
-VERDICTS = ('accept', 'rollback', 'reject', 'incomplete', 'invalid')
 PROFILES = ('book', 'extension')
 DEVICES = ('cpu', 'gpu')
 
 
-def freeze(value: Any) -> str:
-    """A canonical text form of plain data, arrays included (used as a key and for hashing)."""
+def canonical_json(value: Any) -> str:
+    """Plain data, arrays included, as canonical JSON text: keys sorted, no spaces (used as a key
+    and for hashing)."""
     from grader import wire
     return json.dumps(wire.encode(value), sort_keys=True, separators=(',', ':'))
 
@@ -38,7 +38,7 @@ class Probe:
     device: str = 'cpu'
 
     def __post_init__(self):
-        key = freeze({'scenario': self.scenario, 'params': dict(self.params),
+        key = canonical_json({'scenario': self.scenario, 'params': dict(self.params),
                       'seed': self.seed, 'device': self.device})
         object.__setattr__(self, 'key', key)
 
@@ -75,10 +75,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class Finding:
-    """One judgement a check makes. `status` is one of STATUSES: passed; failed (wrong answer); error
-    (the code raised); timeout; skipped (the grader could not judge it here: it earns nothing);
-    not_applicable (the assignment says the check cannot run on this machine, e.g. it needs a real
-    GPU: it is credited)."""
+    """One judgement a check makes; `status` is one of `grader.status.STATUSES` (what each means,
+    and which earn points, is said there)."""
     status: str
     message: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
@@ -108,7 +106,7 @@ class CheckUse:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(_status.Rules):
     use: CheckUse
     status: str
     message: str
@@ -121,16 +119,8 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        """Earns its points: judged and passed, or not applicable on this machine."""
-        return self.status in ('passed', 'not_applicable')
-
-    @property
-    def failing(self) -> bool:
-        return self.status in FAILING
-
-    @property
-    def unjudged(self) -> bool:
-        return self.status == 'skipped'
+        """Earns its points (the same as `credited`)."""
+        return self.credited
 
 
 @dataclass(frozen=True)
@@ -140,7 +130,7 @@ class Fault:
     title: str
     tier: str
     hint: str
-    targets: tuple       # module-level names the patch touches, for the catalogue listing
+    caught_by: tuple     # ids of the checks that must fail when the fault is injected
     patch: str           # name of the patch function in grader.faults
 
 

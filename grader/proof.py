@@ -44,7 +44,7 @@ class Failure:
 
 def failures_of(doc) -> dict:
     """check id -> Failure, for every check of a scorecard that did not pass."""
-    from grader.model import FAILING
+    from grader.status import FAILING
     out = {}
     for c in doc['checks']:
         if c['status'] in FAILING:
@@ -89,7 +89,7 @@ def prove(step: int, own_checks, rows, owner_steps=None) -> Proof:
             if f is None:
                 continue
             failed_any = True
-            if fault.step in owners and use.id in fault.targets:
+            if fault.step in owners and use.id in fault.caught_by:
                 named.append(f.status)
         if 'failed' in named:
             proof.kind[use.id] = JUDGED

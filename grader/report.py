@@ -1,6 +1,7 @@
 """The terminal report: a finished scorecard rendered for a person, verdict first.
 
-Reads the scorecard document only (never recomputes anything): verdict and score, the reason,
+Reads the scorecard only, as records (`grader.record.Scorecard`), and never recomputes anything:
+verdict and score, the reason,
 the root causes the diagnosis found (each with the checks it explains), then each failing check
 with its message, the key evidence, the hint, the root cause it belongs to and how to reproduce
 it. The checks of a cause that is one error of the code are listed once, not block by block.
@@ -13,7 +14,7 @@ import re
 import sys
 
 from grader.diagnose import cause_of as _cause_of
-from grader.model import FAILING
+from grader.record import CheckRecord, Scorecard
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
 
@@ -62,12 +63,10 @@ def _fmt(x):
 _SAID_IN_MESSAGE = ('where', 'raised', 'exception', 'exception_message')
 
 
-def _key_evidence(check):
+def _key_evidence(check: CheckRecord):
     """The few lines of evidence that matter most for a failing check."""
     lines = []
-    for f in check['evidence'].get('findings', []):
-        if f['status'] not in FAILING:
-            continue
+    for f in check.failing_findings:
         ev = f.get('evidence', {})
         parts = []
         for key in ('found', 'expected', 'max_abs_error', 'max_rel_error', 'worst_index',
@@ -89,69 +88,66 @@ key_evidence = _key_evidence   # the HTML report shows the same lines
 
 
 def render(doc, colour=False, verbose=False) -> str:
-    doc = printable_tree(doc)   # learner text is shown, never obeyed; only our colours are codes
+    # learner text is shown, never obeyed; only our colours are codes
+    card = Scorecard.from_document(printable_tree(doc))
     out = []
-    a, sub, env = doc['assignment'], doc['submission'], doc['environment']
+    env = card.environment
     out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '
-               'sandbox {}'.format(a['step'], a['title'], sub['id'], sub['content_hash'][:19],
-                                   env['device_mode'], doc['seed'], doc['profile'], doc['era'],
-                                   env['sandbox']))
-    verdict = doc['verdict'].upper()
-    sc = doc['score']
-    line = '{}  score {}/{}'.format(_colour(verdict, _COLOURS[doc['verdict']], colour),
-                                    _fmt(sc['earned']), _fmt(sc['possible']))
-    if sc['extension']['possible']:
-        line += ' (extension {}/{})'.format(_fmt(sc['extension']['earned']),
-                                            _fmt(sc['extension']['possible']))
-    line += '  {:.1f} s'.format(doc['duration_s'])
+               'sandbox {}'.format(card.step, card.title, card.submission_id,
+                                   card.content_hash[:19], env['device_mode'], card.seed,
+                                   card.profile, card.era, env['sandbox']))
+    sc = card.score
+    line = '{}  score {}/{}'.format(_colour(card.verdict.upper(), _COLOURS[card.verdict], colour),
+                                    _fmt(sc.earned), _fmt(sc.possible))
+    if sc.extension_possible:
+        line += ' (extension {}/{})'.format(_fmt(sc.extension_earned), _fmt(sc.extension_possible))
+    line += '  {:.1f} s'.format(card.duration_s)
     out.append(line)
-    out.append('  ' + doc['reason'])
-    for adj in sc.get('adjustments', ()):
-        named = adj.get('checks')
-        if adj['points']:
-            taken = ' {} points'.format(_fmt(adj['points']))
+    out.append('  ' + card.reason)
+    for adj in sc.adjustments:
+        if adj.points:
+            taken = ' {} points'.format(_fmt(adj.points))
         else:   # its reason says why (on time within the grace, or nothing left to take)
-            taken = ' (no points were left to take)' if adj['kind'] == 'rollback' else ''
-        out.append('  {}{}: {}{}'.format(adj['kind'], taken, adj['reason'],
-                                          ' ({})'.format(', '.join(named)) if named else ''))
-    out.extend(_compatibility(doc))
-    if doc['verdict'] == 'invalid':
-        inv = doc.get('invalid', {})
-        out.append('  [{}]'.format(inv.get('code', '')))
-        tail = inv.get('output_tail', '').strip()
+            taken = ' (no points were left to take)' if adj.kind == 'rollback' else ''
+        out.append('  {}{}: {}{}'.format(adj.kind, taken, adj.reason,
+                                          ' ({})'.format(', '.join(adj.checks)) if adj.checks
+                                          else ''))
+    out.extend(_compatibility(card))
+    if card.is_invalid:
+        inv = card.invalid
+        out.append('  [{}]'.format(inv.code if inv else ''))
+        tail = inv.output_tail.strip() if inv else ''
         if tail:
             out.append('  what your code printed last:')
             out.extend('    ' + l for l in tail.splitlines()[-12:])
         return '\n'.join(out) + '\n'
 
-    checks = doc['checks']
-    failing = [c for c in checks if c['status'] in FAILING]
+    checks, failing = card.checks, card.failing
     counts = {}
     for c in checks:
-        counts[c['status']] = counts.get(c['status'], 0) + 1
+        counts[c.status] = counts.get(c.status, 0) + 1
     out.append('  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items())))
-    diagnosis = doc.get('diagnosis')
+    diagnosis = card.diagnosis
     out.extend(_diagnosis(diagnosis, failing, colour))
     shown_once = _same_error_checks(diagnosis, failing, verbose)
-    folded = [c for c in failing if c['id'] in shown_once]
+    folded = [c for c in failing if c.id in shown_once]
     for c in failing:
-        if c['id'] in shown_once:
+        if c.id in shown_once:
             continue
-        tag = 'regression, step {}'.format(c['step']) if c['regression'] else '{} pts'.format(
-            _fmt(c['points']))
+        tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
+            _fmt(c.points))
         mark = _colour('✗', '31', colour)
         out.append('')
-        out.append('{} {} [{}, {}, {}] {}'.format(mark, c['id'], c['tier'], c['category'], tag,
-                                                c['title']))
-        out.append('    ' + c['message'])
+        out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
+        out.append('    ' + c.message)
         for message, parts in _key_evidence(c)[:4 if not verbose else None]:
-            if message != c['message'].split(' (and ')[0]:
+            if message != c.message.split(' (and ')[0]:
                 out.append('    · ' + message)
             for p in parts[:6]:
                 out.append('        ' + p)
-        if c['hint']:
-            out.append('    hint: ' + c['hint'])
-        cause = _cause_of(diagnosis, c['id'])
+        if c.hint:
+            out.append('    hint: ' + c.hint)
+        cause = _cause_of(diagnosis, c.id)
         if cause is not None and cause['kind'] == 'fault':
             out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
         elif cause is not None:
@@ -159,37 +155,37 @@ def render(doc, colour=False, verbose=False) -> str:
                 cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
                 's' if len(cause['checks']) == 1 else ''))
         elif diagnosis is None:   # a scorecard written before the diagnosis existed
-            for f in c['faults'][:1]:
+            for f in c.faults[:1]:
                 out.append('    looks like: {} — {}'.format(f['id'], f['title']))
-        elif c['status'] in FAILING:
+        else:
             out.append('    root cause: no catalogued fault matches')
-        if c['repro']:
-            first = c['repro'].splitlines()[1] if len(c['repro'].splitlines()) > 1 else ''
+        if c.repro:
+            first = c.repro.splitlines()[1] if len(c.repro.splitlines()) > 1 else ''
             out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
-    if any(c['repro'] for c in failing):
+    if any(c.repro for c in failing):
         out.append('')
         out.append('· each failing check runs alone against your code: add --repro-dir DIR, then '
                    'python DIR/repro_<check>.py')
     if folded:
-        ranks = sorted({_cause_of(diagnosis, c['id'])['rank'] for c in folded})
+        ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
         out.append('')
         out.append('{} {} more check{} fail{} the same way (root cause {}, listed above); '
                    '--verbose shows each'.format(
                        _colour('✗', '31', colour), len(folded), '' if len(folded) == 1 else 's',
                        's' if len(folded) == 1 else '', ', '.join(map(str, ranks))))
-    unjudged = [c for c in checks if c['status'] == 'skipped']
+    unjudged = card.unjudged
     if unjudged and not verbose:
         out.append('')
         out.append('· not judged here, so earning nothing ({}): {}'.format(
-            len(unjudged), ', '.join(c['id'] for c in unjudged[:6])
+            len(unjudged), ', '.join(c.id for c in unjudged[:6])
             + (', ...' if len(unjudged) > 6 else '')))
-        out.append('    ' + unjudged[0]['message'])
+        out.append('    ' + unjudged[0].message)
     if verbose:
         out.append('')
         for c in checks:
-            if c['status'] not in FAILING:
-                out.append('  {} {} — {}'.format('✓' if c['status'] == 'passed' else '·',
-                                                  c['id'], c['message']))
+            if not c.failing:
+                out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
+                                                  c.message))
     return '\n'.join(out) + '\n'
 
 
@@ -241,8 +237,8 @@ def _same_error_checks(diagnosis, failing, verbose):
     names it lacks), but one whose block shows the error (the first that raised it)."""
     if verbose or not diagnosis:
         return set()
-    status = {c['id']: c['status'] for c in failing}
-    by_id = {c['id']: c for c in failing}
+    status = {c.id: c.status for c in failing}
+    by_id = {c.id: c for c in failing}
     out = set()
     for cause in diagnosis['causes']:
         if cause['kind'] == 'error':
@@ -256,9 +252,9 @@ def _same_error_checks(diagnosis, failing, verbose):
     return out
 
 
-def _only_error(check, error):
+def _only_error(check: CheckRecord, error):
     """Whether every failing finding of a check reports `error` (same type, same place or text)."""
-    findings = [f for f in check['evidence'].get('findings', []) if f['status'] in FAILING]
+    findings = check.failing_findings
     for f in findings:
         ev = f.get('evidence') or {}
         if (ev.get('exception') or ev.get('raised')) != error['type']:
@@ -269,19 +265,19 @@ def _only_error(check, error):
     return bool(findings)
 
 
-def _compatibility(doc, limit=12):
+def _compatibility(card: Scorecard, limit=12):
     """The drifts of the environment the code met: listed right under the verdict, since they
     are what breaks first when the code leaves the book's 2020 stack."""
-    found = doc.get('compatibility') or []
+    found = card.compatibility
     if not found:
         return []
     out = ['', 'compatibility findings: graded in the book\'s 2020 environment (not failures; '
            'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break:']
     for f in found[:limit]:
-        since = ' ({})'.format(f['since']) if f.get('since') else ''
-        out.append('  ! {} at {}: {}{}'.format(f['api'], f['where'], f['message'], since))
-        if f.get('fix'):
-            out.append('      fix: {}'.format(f['fix']))
+        since = ' ({})'.format(f.since) if f.since else ''
+        out.append('  ! {} at {}: {}{}'.format(f.api, f.where, f.message, since))
+        if f.fix:
+            out.append('      fix: {}'.format(f.fix))
     if len(found) > limit:
         out.append('  ... and {} more in the scorecard (--json)'.format(len(found) - limit))
     return out

@@ -106,7 +106,8 @@ def _run(use, root, entry, *, step, seed, device, era, timeout):
     from grader import wire
     from grader.checks import CHECKS, JudgeInput, load_all
     from grader.errors import GraderError
-    from grader.model import FAILING, Observation
+    from grader.model import Observation
+    from grader.status import FAILING
     from grader.observe import observe_reference
     from grader.run import check_seed
     from grader.sandbox import Limits

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import math
 
-from grader.model import FAILING, PROFILES, Verdict
+from grader import status
+from grader.model import PROFILES, Verdict
 
 ROLLBACK_MIN_COST = 1.0
 
@@ -39,7 +40,19 @@ def earned(result) -> float:
 
 
 def possible(result) -> float:
+    """The points one check result can earn: a regression check carries none of its own."""
     return 0.0 if result.regression else result.use.points
+
+
+def counts_in_book_score(check) -> bool:
+    """Whether a check (a result, or a scorecard's check record) adds to the book-tier score:
+    its own step's, of the book tier (extension-tier points are scored separately)."""
+    return not check.regression and check.tier == 'book'
+
+
+def assignment_possible(assignment, tier: str = 'book') -> float:
+    """The points an assignment's own checks of `tier` are worth."""
+    return sum(c.points for c in assignment.checks if c.tier == tier)
 
 
 def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
@@ -151,21 +164,15 @@ def _duration(minutes: float) -> str:
     return '{:.1f} days'.format(minutes / 1440)
 
 
-def invalid(reason: str) -> Verdict:
-    return Verdict('invalid', reason, 0.0, 0.0, 0.0, 0.0)
+def invalid(reason: str, assignment=None) -> Verdict:
+    """The verdict of a submission that could not be graded: nothing earned of what `assignment`
+    (None: nothing) is worth."""
+    if assignment is None:
+        return Verdict('invalid', reason, 0.0, 0.0, 0.0, 0.0)
+    return Verdict('invalid', reason, 0.0, assignment_possible(assignment, 'book'), 0.0,
+                   assignment_possible(assignment, 'extension'))
 
 
 def status_of(findings) -> str:
-    """One status for a check from its findings: the worst one wins. A check none of whose
-    findings could be judged is skipped; one whose other sub-checks were judged and passed is
-    passed (a sub-check that cannot judge, e.g. finite differences of a float32 forward, is
-    inconclusive and says so in its finding)."""
-    statuses = {f.status for f in findings}
-    for status in FAILING:
-        if status in statuses:
-            return status
-    if statuses and statuses <= {'not_applicable'}:
-        return 'not_applicable'
-    if statuses and statuses <= {'skipped', 'not_applicable'}:
-        return 'skipped'
-    return 'passed'
+    """One status for a check from its findings (the rule is `grader.status.combine`)."""
+    return status.combine(f.status for f in findings)

@@ -1,5 +1,7 @@
 """The scorecard: built once from finished results, validated against its schema, written
-atomically. The only place where records become the JSON document (`schemas/scorecard`).
+atomically. The only place where records become the JSON document (`schemas/scorecard`); it
+lays out what `grader.score` computed and computes no points of its own. Readers turn the
+document back into records with `grader.record.Scorecard.from_document`.
 """
 from __future__ import annotations
 
@@ -127,7 +129,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
             submission=None, output_tail=''):
-    v = score.invalid(message)
+    v = score.invalid(message, assignment)
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -145,10 +147,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'reason': message,
         'invalid': {'code': code, 'message': message,
                     'output_tail': _stable_text(output_tail, submission)[-4000:]},
-        'score': {'earned': 0.0, 'possible': sum(c.points for c in assignment.checks
-                                                  if c.tier == 'book'),
-                  'extension': {'earned': 0.0, 'possible': sum(
-                      c.points for c in assignment.checks if c.tier == 'extension')}},
+        'score': _score(v),
         'checks': [],
         'compatibility': [],
         'generated_at': _now(),

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import assignments, diagnose, faults, fingerprints, load, proof, run
-from grader.model import FAILING
+from grader.status import FAILING
 
 
 @dataclass
@@ -81,7 +81,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
             failed = sorted(c['id'] for c in doc['checks'] if c['status'] in FAILING)
             ever_failed.update(failed)
             expected = 'reject' if fault.step == step else 'rollback'
-            missing = [t for t in fault.targets if t in graded and t not in failed]
+            missing = [t for t in fault.caught_by if t in graded and t not in failed]
             outcome.rows.append((fault, expected, doc['verdict'], failed, missing))
             outcome.failures.append(proof.failures_of(doc))
             graded_variants.append((fault, doc))

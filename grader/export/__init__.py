@@ -7,19 +7,21 @@ runs a check, never decides a verdict and never changes a score. Each format has
 built as a validated intermediate record, rendered, then checked structurally.
 
 `load(path)` reads either a batch folder (`summary.json`, `scorecards/`, `roster.json`) or a
-single scorecard file into a `Graded` record the format modules take.
+single scorecard file into a `Graded` record the format modules take; each submission's `card`
+is its scorecard as records (`grader.record.Scorecard`).
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import schema
+from grader import schema, status
 from grader.export import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
-from grader.model import FAILING   # noqa: F401  (check statuses that count as not passed)
+from grader.record import CheckRecord, Scorecard
 
 
 class ExportError(ValueError):
@@ -37,7 +39,11 @@ class Written:
 class Submission:
     """One graded submission: its batch id (scorecard file name) and its scorecard."""
     id: str
-    scorecard: dict
+    scorecard: dict        # the JSON document, as stored
+
+    @functools.cached_property
+    def card(self) -> Scorecard:
+        return Scorecard.from_document(self.scorecard)
 
 
 @dataclass(frozen=True)
@@ -53,19 +59,19 @@ class Graded:
     def step(self) -> int:
         if self.summary is not None:
             return self.summary['assignment']['step']
-        return self.submissions[0].scorecard['assignment']['step']
+        return self.submissions[0].card.step
 
     @property
     def title(self) -> str:
         if self.summary is not None:
             return self.summary['assignment']['title']
-        return self.submissions[0].scorecard['assignment']['title']
+        return self.submissions[0].card.title
 
     @property
     def possible(self) -> float:
         if self.summary is not None:
             return self.summary['assignment']['possible']
-        return self.submissions[0].scorecard['score']['possible']
+        return self.submissions[0].card.score.possible
 
     @property
     def without_scorecard(self) -> list:
@@ -108,34 +114,34 @@ def load(path) -> Graded:
     summary = read_document(summary_path, 'batch-summary')
     subs = []
     for row in summary['submissions']:
-        doc = read_document(path / row['scorecard'], 'scorecard')
-        if doc['score']['possible'] != summary['assignment']['possible']:
+        sub = Submission(row['id'], read_document(path / row['scorecard'], 'scorecard'))
+        if sub.card.score.possible != summary['assignment']['possible']:
             # a gradebook's points possible must be every row's: never export two versions
             raise ExportError('{} is out of date: its scorecard counts {:g} points possible, the '
                               'summary {:g}; run the batch again (it regrades what changed)'.format(
-                                  row['id'], doc['score']['possible'],
+                                  row['id'], sub.card.score.possible,
                                   summary['assignment']['possible']))
-        subs.append(Submission(row['id'], doc))
+        subs.append(sub)
     roster = None
     if (path / 'roster.json').is_file():
         roster = roster_mod.load_json(path / 'roster.json')
     return Graded(tuple(sorted(subs, key=lambda s: s.id)), summary, roster, path)
 
 
-def check_text(check: dict) -> str:
+def check_text(check: CheckRecord) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
     the hint, the catalogued fault behind it, and how to reproduce it."""
-    lines = [check['message']]
-    if check['status'] == 'skipped':
-        lines[0] = 'not judged here, so it earns nothing: ' + check['message']
-    elif check['status'] == 'not_applicable':
-        lines[0] = 'not applicable on the grading machine (credited): ' + check['message']
-    if check['hint']:
-        lines.append('hint: ' + check['hint'])
-    for fault in check['faults'][:1]:   # its root cause, where the scorecard has a diagnosis
+    lines = [check.message]
+    if check.unjudged:
+        lines[0] = 'not judged here, so it earns nothing: ' + check.message
+    elif check.status == status.NOT_APPLICABLE:
+        lines[0] = 'not applicable on the grading machine (credited): ' + check.message
+    if check.hint:
+        lines.append('hint: ' + check.hint)
+    for fault in check.faults[:1]:   # its root cause, where the scorecard has a diagnosis
         lines.append('root cause: {} — {}'.format(fault['id'], fault['title']))
-    if check['repro']:
+    if check.repro:
         lines.append('')
         lines.append('reproduce it against your own code:')
-        lines.append(check['repro'].rstrip('\n'))
+        lines.append(check.repro.rstrip('\n'))
     return '\n'.join(lines)

@@ -55,7 +55,7 @@ def record(graded, roster, *, name: str | None = None, assignment_id: str | None
         rows.append({'student': person.student, 'id': person.canvas_id,
                      'sis_user_id': person.sis_user_id, 'sis_login_id': person.sis_login_id,
                      'section': person.section,
-                     'score': float(sub.scorecard['score']['earned'])})
+                     'score': float(sub.card.score.earned)})
     graded_ids = {s.id for s in graded.submissions}
     for person in roster.people:
         if person.submission not in graded_ids:

@@ -22,23 +22,24 @@ from pathlib import Path
 from grader import policy as policy_mod
 from grader import report, schema
 from grader.export import Written, check_text
+from grader.record import Adjustment, CheckRecord, Scorecard
 
 SCHEMA = 'gradescope-results'
 VISIBILITIES = ('visible', 'hidden', 'after_due_date', 'after_published')
 
 
-def _test(check, number: str, visibility: str = 'visible') -> dict:
-    counted = not check['regression'] and check['tier'] == 'book'
-    name = '{} ({})'.format(check['title'], check['id'])
-    if check['regression']:
-        name += ' [regression: step {}]'.format(check['step'])
-    elif check['tier'] == 'extension':
+def _test(check: CheckRecord, number: str, visibility: str = 'visible') -> dict:
+    counted = check.counts_in_book_score
+    name = '{} ({})'.format(check.title, check.id)
+    if check.regression:
+        name += ' [regression: step {}]'.format(check.step)
+    elif check.tier == 'extension':
         name += ' [extension tier, scored separately]'
-    tags = [check['category'], check['tier']] + (['regression'] if check['regression'] else [])
+    tags = [check.category, check.tier] + (['regression'] if check.regression else [])
     return {
-        'score': float(check['earned']) if counted else 0.0,
-        'max_score': float(check['points']) if counted else 0.0,
-        'status': 'passed' if check['status'] in ('passed', 'not_applicable') else 'failed',
+        'score': float(check.earned) if counted else 0.0,
+        'max_score': float(check.points) if counted else 0.0,
+        'status': 'passed' if check.credited else 'failed',
         'name': name,
         'number': number,
         'output': check_text(check),
@@ -47,29 +48,30 @@ def _test(check, number: str, visibility: str = 'visible') -> dict:
     }
 
 
-def _adjustment_test(adj, number: str) -> dict:
+def _adjustment_test(adj: Adjustment, number: str) -> dict:
     """What the grading policy took (a rollback's cost, a late penalty), as a test of its own so
     that the tests add up to the score."""
-    return {'score': float(adj['points']), 'max_score': 0.0,
-            'status': 'failed' if adj['points'] < 0 else 'passed',
+    return {'score': float(adj.points), 'max_score': 0.0,
+            'status': 'failed' if adj.points < 0 else 'passed',
             'name': 'Course policy: {}'.format('rollback (earlier steps broken)'
-                                               if adj['kind'] == 'rollback' else 'late submission'),
-            'number': number, 'tags': ['policy', adj['kind']],
-            'output': adj['reason'] + (': ' + ', '.join(adj['checks']) if adj.get('checks') else ''),
+                                               if adj.kind == 'rollback' else 'late submission'),
+            'number': number, 'tags': ['policy', adj.kind],
+            'output': adj.reason + (': ' + ', '.join(adj.checks) if adj.checks else ''),
             'visibility': 'visible'}
 
 
-def _invalid_test(doc) -> dict:
-    invalid = doc.get('invalid', {})
-    text = [doc['reason']]
-    tail = invalid.get('output_tail', '').strip()
+def _invalid_test(card: Scorecard) -> dict:
+    invalid = card.invalid
+    text = [card.reason]
+    tail = invalid.output_tail.strip() if invalid else ''
     if tail:
         text += ['', 'what your code printed last:'] + tail.splitlines()[-20:]
     return {
         'score': 0.0,
-        'max_score': float(doc['score']['possible']),
+        'max_score': float(card.score.possible),
         'status': 'failed',
-        'name': 'Your submission loads and can be graded ({})'.format(invalid.get('code', 'invalid')),
+        'name': 'Your submission loads and can be graded ({})'.format(
+            invalid.code if invalid else 'invalid'),
         'number': '0',
         'output': '\n'.join(text),
         'tags': ['invalid'],
@@ -111,44 +113,46 @@ def results(doc: dict, *, visibility: str | None = None, output_format: str = 't
     visibility = visibility or course.results_visibility
     if visibility not in VISIBILITIES:
         raise ValueError('visibility must be one of {}, found {!r}'.format(VISIBILITIES, visibility))
+    card = Scorecard.from_document(doc)
     tests = []
-    if doc['verdict'] == 'invalid':
-        tests.append(_invalid_test(doc))
-    own = [c for c in doc['checks'] if not c['regression']]
-    regression = [c for c in doc['checks'] if c['regression']]
-    shown = []
+    if card.is_invalid:
+        tests.append(_invalid_test(card))
+    own = [c for c in card.checks if not c.regression]
+    regression = [c for c in card.checks if c.regression]
+    shown_ids = set()
     for i, check in enumerate(own + regression, start=1):
-        seen = course.visibility(check['id'], check['regression'])
+        seen = course.visibility(check.id, check.regression)
         tests.append(_test(check, str(i), seen))
         if seen == 'visible':
-            shown.append(check)
+            shown_ids.add(check.id)
     # what the policy took names only the checks the learner may see
-    shown_ids = {c['id'] for c in shown}
     adjustments = [dict(a, checks=[i for i in a['checks'] if i in shown_ids]) if 'checks' in a
                    else a for a in doc['score'].get('adjustments', ())]
     for j, adj in enumerate(adjustments, start=len(tests) + 1):
-        tests.append(_adjustment_test(adj, str(j)))
-    reason = doc['reason']
-    for c in doc['checks']:
-        if c['id'] not in shown_ids:
-            reason = reason.replace(c['id'], 'a test not shown yet')
-    visible_doc = dict(doc, reason=reason, checks=[c for c in doc['checks'] if c in shown],
+        tests.append(_adjustment_test(Adjustment.from_document(adj), str(j)))
+    reason = card.reason
+    for c in card.checks:
+        if c.id not in shown_ids:
+            reason = reason.replace(c.id, 'a test not shown yet')
+    # the report the learner reads is rendered from the document cut down to what they may see
+    visible_doc = dict(doc, reason=reason,
+                       checks=[c for c in doc['checks'] if c['id'] in shown_ids],
                        score=dict(doc['score'], adjustments=adjustments))
-    if doc.get('diagnosis'):
-        visible_doc['diagnosis'] = _visible_diagnosis(doc['diagnosis'], shown_ids)
+    if card.diagnosis:
+        visible_doc['diagnosis'] = _visible_diagnosis(card.diagnosis, shown_ids)
     out = {
-        'score': float(doc['score']['earned']),
-        'execution_time': int(math.ceil(doc['duration_s'])),
-        'output': _output(visible_doc, len(doc['checks']) - len(shown), output_format),
+        'score': float(card.score.earned),
+        'execution_time': int(math.ceil(card.duration_s)),
+        'output': _output(visible_doc, len(card.checks) - len(shown_ids), output_format),
         'output_format': output_format,
         'test_output_format': 'text',
         'visibility': visibility,
         'stdout_visibility': 'hidden',
         'extra_data': {
-            'verdict': doc['verdict'], 'step': doc['assignment']['step'],
-            'profile': doc['profile'], 'era': doc.get('era', 'book'), 'seed': doc['seed'],
-            'compatibility': len(doc.get('compatibility', ())),
-            'content_hash': doc['submission']['content_hash'],
+            'verdict': card.verdict, 'step': card.step,
+            'profile': card.profile, 'era': card.era, 'seed': card.seed,
+            'compatibility': len(card.compatibility),
+            'content_hash': card.content_hash,
             'extension': dict(doc['score']['extension']),
             'tool_version': doc['tool']['version'],
             'policy': (doc.get('policy') or course.record())['name'],

@@ -16,7 +16,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from grader import schema
+from grader import schema, status
 from grader.export import ExportError, Written, check_text
 
 SCHEMA = 'junit-report'
@@ -36,27 +36,27 @@ def _classname(step: int, submission_id: str) -> str:
 
 
 def _suite(sub, step) -> dict:
-    doc = sub.scorecard
-    score = doc['score']
-    props = {'verdict': doc['verdict'], 'score': '{:g}/{:g}'.format(score['earned'], score['possible']),
-             'extension_score': '{:g}/{:g}'.format(score['extension']['earned'],
-                                                   score['extension']['possible']),
-             'seed': str(doc['seed']), 'content_hash': doc['submission']['content_hash'],
-             'reason': doc['reason']}
+    card = sub.card
+    score = card.score
+    props = {'verdict': card.verdict, 'score': '{:g}/{:g}'.format(score.earned, score.possible),
+             'extension_score': '{:g}/{:g}'.format(score.extension_earned,
+                                                   score.extension_possible),
+             'seed': str(card.seed), 'content_hash': card.content_hash, 'reason': card.reason}
     classname = _classname(step, sub.id)
     cases = []
-    if doc['verdict'] == 'invalid':
-        invalid = doc.get('invalid', {})
-        cases.append({'classname': classname, 'name': 'load', 'time': float(doc['duration_s']),
-                      'outcome': 'error', 'message': '{}: {}'.format(invalid.get('code', 'invalid'),
-                                                                     doc['reason']),
-                      'detail': invalid.get('output_tail', '')})
-    for c in doc['checks']:
-        cases.append({'classname': classname, 'name': c['id'], 'time': float(c['duration_s']),
-                      'outcome': _OUTCOME[c['status']], 'message': c['message'],
-                      'detail': check_text(c) if c['status'] != 'passed' else ''})
-    return {'name': sub.id, 'timestamp': doc['generated_at'].rstrip('Z'),
-            'time': float(doc['duration_s']), 'properties': props, 'cases': cases}
+    if card.is_invalid:
+        invalid = card.invalid
+        cases.append({'classname': classname, 'name': 'load', 'time': float(card.duration_s),
+                      'outcome': 'error',
+                      'message': '{}: {}'.format(invalid.code if invalid else 'invalid',
+                                                 card.reason),
+                      'detail': invalid.output_tail if invalid else ''})
+    for c in card.checks:
+        cases.append({'classname': classname, 'name': c.id, 'time': float(c.duration_s),
+                      'outcome': _OUTCOME[c.status], 'message': c.message,
+                      'detail': check_text(c) if c.status != status.PASSED else ''})
+    return {'name': sub.id, 'timestamp': card.generated_at.rstrip('Z'),
+            'time': float(card.duration_s), 'properties': props, 'cases': cases}
 
 
 def record(graded) -> dict:

@@ -18,7 +18,8 @@ import datetime
 from pathlib import Path
 
 from grader import schema
-from grader.export import FAILING, ExportError, Written
+from grader.export import ExportError, Written
+from grader.record import Scorecard
 
 SCHEMA = 'lti-ags-scores'
 COMMENT_CHARS = 1000
@@ -31,13 +32,13 @@ def timestamp(generated_at: str) -> str:
     return moment.isoformat(timespec='milliseconds')
 
 
-def comment(doc: dict) -> str:
-    score = doc['score']
-    text = '{}: {:g}/{:g}. {}'.format(doc['verdict'].upper(), score['earned'], score['possible'],
-                                      doc['reason'])
-    failing = [c for c in doc['checks'] if c['status'] in FAILING]
+def comment(card: Scorecard) -> str:
+    score = card.score
+    text = '{}: {:g}/{:g}. {}'.format(card.verdict.upper(), score.earned, score.possible,
+                                      card.reason)
+    failing = card.failing
     if failing:
-        text += ' Failing: ' + '; '.join('{} ({})'.format(c['title'], c['id'])
+        text += ' Failing: ' + '; '.join('{} ({})'.format(c.title, c.id)
                                          for c in failing[:5])
         if len(failing) > 5:
             text += '; and {} more'.format(len(failing) - 5)
@@ -63,13 +64,13 @@ def document(graded, roster=None):
                 warnings.append('{}: {} in the roster, left out of the LTI scores'.format(
                     sub.id, 'no lti_user_id' if person is not None else 'not'))
                 continue
-        doc = sub.scorecard
+        card = sub.card
         scores.append({
             'userId': user,
-            'scoreGiven': float(doc['score']['earned']),
-            'scoreMaximum': float(doc['score']['possible']),
-            'comment': comment(doc),
-            'timestamp': timestamp(doc['generated_at']),
+            'scoreGiven': float(card.score.earned),
+            'scoreMaximum': float(card.score.possible),
+            'comment': comment(card),
+            'timestamp': timestamp(card.generated_at),
             'activityProgress': 'Completed',
             'gradingProgress': 'FullyGraded',
         })

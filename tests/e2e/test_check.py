@@ -10,6 +10,7 @@ import pytest
 
 import reference
 from grader import assignments, faults, load, run, schema, scorecard
+from grader.status import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 1234
@@ -29,7 +30,7 @@ def variant(tmp_path, step, fault_id):
 
 
 def failing(doc):
-    return {c['id']: c for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+    return {c['id']: c for c in doc['checks'] if c['status'] in FAILING}
 
 
 @pytest.mark.parametrize('step', [52, 55])

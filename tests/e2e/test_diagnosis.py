@@ -8,6 +8,7 @@ import reference
 from grader import diagnose, report
 
 from test_check import grade, variant
+from grader.status import FAILING
 
 SEED = 99   # the stored fingerprints were measured at selftest's seed, 2026
 
@@ -22,7 +23,7 @@ def test_the_injected_fault_is_the_one_root_cause(tmp_path, step, fault_id):
     d = doc['diagnosis']
     assert d['fingerprints']
     assert diagnose.top_faults(d)[:1] == [fault_id] and len(d['causes']) == 1, d
-    failing = [c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    failing = [c['id'] for c in doc['checks'] if c['status'] in FAILING]
     assert sorted(d['causes'][0]['checks']) == sorted(failing) and d['unexplained'] == []
     assert all(c['faults'][0]['id'] == fault_id for c in doc['checks'] if c['id'] in failing)
     text = report.render(doc)
@@ -37,7 +38,7 @@ def test_an_empty_init_is_one_cause_and_a_short_report(tmp_path):
     shutil.copytree(reference.ROOT / 'dezero', tmp_path / 'sub' / 'dezero')
     (tmp_path / 'sub' / 'dezero' / '__init__.py').write_text('')
     doc = grade(tmp_path / 'sub', 52)
-    failing = [c for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    failing = [c for c in doc['checks'] if c['status'] in FAILING]
     assert len(failing) > 30
     d = doc['diagnosis']
     assert len(d['causes']) == 1 and d['unexplained'] == []

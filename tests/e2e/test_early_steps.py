@@ -17,6 +17,7 @@ import pytest
 import reference
 from grader import assignments, cli, faults, load, run, schema, selftest
 from grader.sandboxed.probes.handlers import _exec_single_file
+from grader.status import FAILING
 
 FIXTURES = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent_early'
 SEED = 2026
@@ -29,7 +30,7 @@ def grade(source, step):
 
 
 def failing(doc):
-    return {c['id']: c['message'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+    return {c['id']: c['message'] for c in doc['checks'] if c['status'] in FAILING}
 
 
 def assert_selftest(step):

@@ -14,6 +14,7 @@ import pytest
 import reference
 from grader import batch, report, run, schema
 from grader.sandboxed.probes import compat
+from grader.status import FAILING
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 1234
@@ -33,7 +34,7 @@ def grade(path, step, **kw):
 
 
 def failing(doc):
-    return {c['id']: c for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+    return {c['id']: c for c in doc['checks'] if c['status'] in FAILING}
 
 
 @pytest.fixture(scope='module')

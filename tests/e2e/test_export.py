@@ -17,6 +17,7 @@ import pytest
 
 from grader import assignments, faults, load, report, schema, selftest
 from grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
+from grader.status import FAILING
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -103,7 +104,7 @@ def test_gradescope_results_follow_the_specification(graded_batch):
         assert sum(t['max_score'] for t in results['tests']) == (
             doc['score']['possible'] if doc['verdict'] == 'invalid'
             else sum(c['points'] for c in own_book))
-        failing = {c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+        failing = {c['id'] for c in doc['checks'] if c['status'] in FAILING}
         policy_tests = [t for t in results['tests'] if 'policy' in t['tags']]
         check_tests = [t for t in results['tests'] if 'policy' not in t['tags']]
         # what the grading policy took is a test of its own, so that the tests add up
@@ -310,7 +311,7 @@ def test_the_autograder_grades_a_submission_as_gradescope_runs_it(graded_batch, 
     assert results['score'] == carol['score']['earned'] < POSSIBLE, proc.stdout[-3000:]
     assert results['extra_data']['content_hash'] == carol['submission']['content_hash']
     assert [t['status'] for t in results['tests']] == [
-        'failed' if c['status'] in ('failed', 'error', 'timeout') else 'passed'
+        'failed' if c['status'] in FAILING else 'passed'
         for c in carol['checks']]
     assert 'REJECT' in results['output'] and 'Traceback' not in json.dumps(results)
     assert 'REJECT' in proc.stdout     # the instructor's view of the run

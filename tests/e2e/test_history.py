@@ -207,7 +207,7 @@ def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
     assert deep and all(r['deep'] and r['status'] == 'broken' for r in deep)
     assert {r['first_bad']['commit'] for r in deep} == {first_bad}
     assert {r['passed_at'] for r in deep} == {step40}
-    assert {r['check'] for r in deep} <= set(fault.targets)
+    assert {r['check'] for r in deep} <= set(fault.caught_by)
 
 
 def test_a_classroom_folder_feeds_per_step_summaries_and_exports(tmp_path, packages):

@@ -18,6 +18,7 @@ import reference
 from grader import assignments, faults, load, run, schema
 
 import independent_fixture
+from grader.status import FAILING
 
 SEEDS = (2026, 7, 424242)
 STEPS = range(23, 61)
@@ -89,6 +90,6 @@ def test_a_fault_injected_into_the_rewritten_modules_is_caught(submission, tmp_p
     base = load.prepare(submission, step, tmp_path / 'base')
     variant = faults.inject(base.root, tmp_path / fault_id, fault, base.entry)
     doc = run.grade(variant, step, run.Options(seed=SEEDS[0]))
-    failed = [c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')]
+    failed = [c['id'] for c in doc['checks'] if c['status'] in FAILING]
     assert doc['verdict'] == 'reject', failed
     assert any(cid.startswith('step{}/'.format(step)) for cid in failed), failed

@@ -20,6 +20,7 @@ import pytest
 from grader import assignments, faults, load, run, schema, selftest
 
 import independent_fixture
+from grader.status import FAILING
 
 
 @pytest.fixture(scope='module')
@@ -147,6 +148,6 @@ def test_a_fault_injected_into_the_independent_implementation_is_caught(independ
     base = load.prepare(independent, step, tmp_path / 'base')
     variant = faults.inject(base.root, tmp_path / fault_id, fault, base.entry)
     doc = run.grade(variant, step, run.Options(seed=SEED))
-    failed = {c['id'] for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+    failed = {c['id'] for c in doc['checks'] if c['status'] in FAILING}
     assert doc['verdict'] == 'reject'
     assert check_id in failed

@@ -27,6 +27,7 @@ from grader.observe import cache_dir
 from grader.sandbox import Limits, Worker
 
 import hostile_cases as hc
+from grader.status import FAILING
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
                                 reason='the corpus checks processes through /proc')
@@ -45,7 +46,7 @@ def grade(path, only=(), limits=LIMITS):
 
 
 def failing(doc):
-    return {c['id']: c for c in doc['checks'] if c['status'] in ('failed', 'error', 'timeout')}
+    return {c['id']: c for c in doc['checks'] if c['status'] in FAILING}
 
 
 def invalid(doc, code):

@@ -9,8 +9,8 @@ def use(check_id, check='expect'):
                     category='forward', points=1, params={}, tolerance={})
 
 
-def fault(fault_id, step, *targets):
-    return Fault(id=fault_id, step=step, title=fault_id, tier='book', hint='', targets=targets,
+def fault(fault_id, step, *caught_by):
+    return Fault(id=fault_id, step=step, title=fault_id, tier='book', hint='', caught_by=caught_by,
                  patch=fault_id)
 
 

@@ -8,7 +8,7 @@ name. Rendering with Graphviz (`plot_dot_graph`) is not probed: it needs the `do
 import re
 
 from grader.sandboxed.probes.registry import scenario
-from grader.sandboxed.probes.scenarios.early import phase
+from grader.sandboxed.probes.scenarios.single_file import phase
 
 _NODE = re.compile(r'^\s*(\S+)\s*\[(.*)\]\s*;?\s*$')
 _EDGE = re.compile(r'^\s*(\S+)\s*->\s*(\S+)\s*;?\s*$')

@@ -7,8 +7,8 @@ ndarray, or the full core, where it is a Variable): `grad_data` reads both.
 import numpy as np
 
 from grader.sandboxed.probes.registry import scenario
-from grader.sandboxed.probes.scenarios.early import phase
-from grader.sandboxed.probes.scenarios.early_fn import EXPRESSIONS, export
+from grader.sandboxed.probes.scenarios.single_file import phase
+from grader.sandboxed.probes.scenarios.fn_before_core import EXPRESSIONS, export
 
 _array = np.array
 

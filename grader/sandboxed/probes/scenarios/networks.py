@@ -10,8 +10,8 @@ too.
 import numpy as np
 
 from grader.sandboxed.probes.registry import scenario
-from grader.sandboxed.probes.scenarios.early import phase
-from grader.sandboxed.probes.scenarios.early_fn import export
+from grader.sandboxed.probes.scenarios.single_file import phase
+from grader.sandboxed.probes.scenarios.fn_before_core import export
 from grader.sandboxed.probes.scenarios.fixtures import book_class, set_weights
 from grader.sandboxed.probes.scenarios.graph import expression
 

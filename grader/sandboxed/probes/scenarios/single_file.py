@@ -5,7 +5,7 @@ Each scenario drives a learner's `stepNN.py` namespace (`Variable`, `Function`, 
 values with the values they should equal (computed here with NumPy captured before any learner
 code ran), identities, raised exceptions. A phase that may raise is wrapped (`phase`), so its
 exception is reported and the other phases still run. The gradient battery of these steps is
-`early.fn` (module `early_fn`); what is here is what a battery cannot see: the box, the call
+`early.fn` (module `fn_before_core`); what is here is what a battery cannot see: the box, the call
 protocol, creator links, the seed, deep chains, unit tests, reuse, memory, modes, metadata and
 mixed operands.
 """
@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 from grader.sandboxed.probes.registry import scenario
-from grader.sandboxed.probes.scenarios.early_fn import Names, export, host_value, is_variable
+from grader.sandboxed.probes.scenarios.fn_before_core import Names, export, host_value, is_variable
 from grader.sandboxed.probes.scenarios.fixtures import raised
 
 _array = np.array

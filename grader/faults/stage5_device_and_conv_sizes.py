@@ -1,4 +1,6 @@
-"""Stage-5 faults (steps 52-60): devices, serialisation, modes, convolution, sequences.
+"""Faults of step 52 (the device: arrays, layers, loaders and optimizers on the GPU) and step 55
+(the convolution arithmetic: `get_conv_outsize`, `pair`); a few of them serve other steps too
+(the loader faults step 50, `pair_tuple` step 57, `gpu_optimizer_state_host` step 59).
 
 Every patch reads only public names (`dz.Variable`, `dz.Layer`, `dz.functions.exp`,
 `dz.cuda.get_array_module`, `dz.utils.get_conv_outsize`, ...) and imports what it needs inside

@@ -1,4 +1,4 @@
-"""The scenarios of `grader.sandboxed.probes.scenarios.early`: parameters and report shapes."""
+"""The scenarios of `grader.sandboxed.probes.scenarios.single_file`: parameters and report shapes."""
 from grader.contracts import P, declare
 from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Phase
 

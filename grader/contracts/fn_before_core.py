@@ -1,4 +1,4 @@
-"""The scenarios of `grader.sandboxed.probes.scenarios.early_fn`: parameters and report shapes."""
+"""The scenarios of `grader.sandboxed.probes.scenarios.fn_before_core`: parameters and report shapes."""
 from grader.contracts import P, declare
 from grader.contracts.functions import EVAL_PARAMS, EVAL_REPORT
 from grader.contracts.shapes import ARRAY, BOOL

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,13 +46,11 @@ def grade_one(task: GradeTask) -> dict:
             # a scorecard of the grader's own failure has no receipt: resuming grades it again
             write_receipt(out, entry, task.fingerprint, task.options)
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
-        return {'id': entry.id, 'ok': False, 'code': 'grader-error',
-                'reason': 'the grader failed on this submission ({}: {}); this is a bug of the '
-                          'grader, not of the submission'.format(type(exc).__name__, exc),
-                'traceback': traceback.format_exc(), 'seconds': time.perf_counter() - started}
-    return {'id': entry.id, 'ok': True, 'verdict': doc['verdict'],
-            'earned': doc['score']['earned'], 'possible': doc['score']['possible'],
-            'seconds': time.perf_counter() - started}
+        return pool.grader_failed(entry.id, 'the grader failed on this submission ({}: {}); this '
+                                  'is a bug of the grader, not of the submission'.format(
+                                      type(exc).__name__, exc),
+                                  seconds=time.perf_counter() - started)
+    return pool.graded(entry.id, doc, seconds=time.perf_counter() - started)
 
 
 def watchdog_s(task) -> float:

@@ -27,6 +27,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -60,6 +61,19 @@ def _init_pool_process(work: str, parent_pid: int) -> None:
     scratch.mkdir(parents=True, exist_ok=True)
     tempfile.tempdir = str(scratch)   # scratch copies land where a restart can clear them
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the batch stops its pool itself
+
+
+def graded(task_id: str, doc: dict, **extra) -> dict:
+    """What `grade_one` returns for a grading that made the scorecard `doc`."""
+    return {'id': task_id, 'ok': True, 'verdict': doc['verdict'], 'earned': doc['score']['earned'],
+            'possible': doc['score']['possible'], **extra}
+
+
+def grader_failed(task_id: str, reason: str, **extra) -> dict:
+    """What `grade_one` returns, from inside its `except`, when a bug of the grader stopped the
+    grading: `reason` for the summary, the traceback for the instructor."""
+    return {'id': task_id, 'ok': False, 'code': 'grader-error', 'reason': reason,
+            'traceback': traceback.format_exc(), **extra}
 
 
 def default_jobs() -> int:

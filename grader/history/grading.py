@@ -11,7 +11,6 @@ import hashlib
 import json
 import shutil
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,11 +68,9 @@ def grade_task(task: GradeTask) -> dict:
         if doc.get('invalid', {}).get('code') != 'grader-error':   # the grader's failure: not kept
             scorecard.write(task.cache_file, doc)
     except Exception as exc:
-        return {'id': task.id, 'ok': False, 'code': 'grader-error',
-                'reason': 'the grader failed ({}: {}); a bug of the grader, not of the '
-                          'code'.format(type(exc).__name__, exc), 'traceback': traceback.format_exc()}
-    return {'id': task.id, 'ok': True, 'verdict': doc['verdict'],
-            'earned': doc['score']['earned'], 'possible': doc['score']['possible']}
+        return pool.grader_failed(task.id, 'the grader failed ({}: {}); a bug of the grader, not '
+                                  'of the code'.format(type(exc).__name__, exc))
+    return pool.graded(task.id, doc)
 
 
 def watchdog_s(task) -> float:

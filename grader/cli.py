@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader import assignments, report, score, scorecard
 from grader import bwrap
+from grader import progress as progress_display
 from grader.errors import GraderError, SubmissionError
 from grader.outpaths import OutputError, writable_file, writable_folder
 
@@ -323,7 +324,7 @@ def cmd_check(args):
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
                           limits=limits, policy=course_policy, timing=timing)
-    progress = report.Progress('step {}'.format(args.step))
+    progress = progress_display.of_probes('step {}'.format(args.step))
     try:
         doc = run.grade(args.submission, args.step, options, progress=progress)
     finally:
@@ -451,7 +452,8 @@ def cmd_merge(args):
 
 
 def cmd_history(args):
-    from grader import batch, history, history_html, run
+    from grader import batch, history, run
+    from grader.history import html as history_html
     from grader.sandbox import Limits
     if args.jobs is not None and args.jobs < 1:
         return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 
 from grader.diagnose import cause_of as _cause_of
 from grader.record import CheckRecord, Scorecard
@@ -281,30 +280,3 @@ def _compatibility(card: Scorecard, limit=12):
     if len(found) > limit:
         out.append('  ... and {} more in the scorecard (--json)'.format(len(found) - limit))
     return out
-
-
-class Progress:
-    """A one-line progress indicator on stderr (only on a terminal)."""
-
-    def __init__(self, label, stream=sys.stderr):
-        self.label, self.stream = label, stream
-        self.enabled = stream.isatty()
-        self.total = self.done = 0
-
-    def start(self, total):
-        self.total, self.done = total, 0
-        self._draw()
-
-    def advance(self):
-        self.done += 1
-        self._draw()
-
-    def _draw(self):
-        if self.enabled and self.total:
-            self.stream.write('\r{}: {}/{} probes'.format(self.label, self.done, self.total))
-            self.stream.flush()
-
-    def finish(self):
-        if self.enabled and self.total:
-            self.stream.write('\r' + ' ' * 60 + '\r')
-            self.stream.flush()

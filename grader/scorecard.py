@@ -35,7 +35,8 @@ def _environment(device_mode, sandbox):
             'platform': '{} {}'.format(platform.system(), platform.machine())}
 
 
-def _now():
+def utc_now() -> str:
+    """The moment a document is generated, as every document of the grader writes it."""
     return datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')
 
 
@@ -118,7 +119,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'score': _score(verdict),
         'checks': [_check(r) for r in results],
         'compatibility': compatibility(learner.findings, sub),
-        'generated_at': _now(),
+        'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
     if diagnosis is not None:
@@ -150,7 +151,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'score': _score(v),
         'checks': [],
         'compatibility': [],
-        'generated_at': _now(),
+        'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
     schema.validate('scorecard', doc)

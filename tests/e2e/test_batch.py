@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 from grader import assignments, batch, faults, load, schema, scorecard, selftest
-from grader.status import FAILING
+from grader.batch import grading, pool
+from grader.progress import Progress
+from grader.status import FAILING, VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -183,7 +185,7 @@ def test_the_summary_numbers_match_the_scorecards(klass, full):
     assert [row['id'] for row in summary['submissions']] == sorted(cards)
     assert summary['counts']['submissions'] == summary['counts']['graded'] == len(cards)
     verdicts = collections.Counter(d['verdict'] for d in cards.values())
-    assert summary['counts']['verdicts'] == {v: verdicts.get(v, 0) for v in batch.VERDICTS}
+    assert summary['counts']['verdicts'] == {v: verdicts.get(v, 0) for v in VERDICTS}
     for row in summary['submissions']:
         doc = cards[row['id']]
         assert (row['verdict'], row['earned'], row['content_hash']) == (
@@ -380,7 +382,7 @@ def test_a_changed_submission_and_force_are_graded_again(tmp_path):
     proc = _cli('batch', submissions, '--step', STEP, '--out', out, '--jobs', 1, '--force')
     assert 'grading 2 of 2' in proc.stderr
     # other options are other scorecards: a new --timeout would grade again
-    alice = batch.Entry('alice', submissions / 'alice', 'folder')
+    alice = batch.HandIn('alice', submissions / 'alice', 'folder')
     fp = batch.fingerprint(alice)
     assert batch.is_done(out, alice, fp, batch.BatchOptions(STEP))
     assert not batch.is_done(out, alice, fp, batch.BatchOptions(STEP, timeout_s=20.0))
@@ -447,16 +449,16 @@ def test_pool_processes_run_one_blas_thread_and_scratch_under_the_batch(tmp_path
     monkeypatch.setenv('OMP_NUM_THREADS', '8')
     monkeypatch.setenv('OPENBLAS_NUM_THREADS', '8')
     import tempfile
-    pool = batch.open_pool(1, tmp_path / '.work')
+    executor = pool.open_pool(1, tmp_path / '.work')
     try:
-        with batch.pinned_threads():
-            threads = pool.submit(os.getenv, 'OMP_NUM_THREADS')
-            blas = pool.submit(os.getenv, 'OPENBLAS_NUM_THREADS')
-            scratch = pool.submit(tempfile.gettempdir)
+        with pool.pinned_threads():
+            threads = executor.submit(os.getenv, 'OMP_NUM_THREADS')
+            blas = executor.submit(os.getenv, 'OPENBLAS_NUM_THREADS')
+            scratch = executor.submit(tempfile.gettempdir)
         assert threads.result(timeout=60) == blas.result(timeout=60) == '1'
         assert Path(scratch.result(timeout=60)).parent == tmp_path / '.work'
     finally:
-        pool.shutdown()
+        executor.shutdown()
     assert os.environ['OMP_NUM_THREADS'] == '8'   # the caller's environment is given back
 
 
@@ -478,13 +480,14 @@ def test_a_grader_error_costs_one_submission_not_the_batch(tmp_path):
     reported for the submission it happened on, with its reason; the other one is graded."""
     base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
     out = tmp_path / 'out'
-    good = batch._Task(batch.Entry('good', base.root, 'folder'), 'x', batch.BatchOptions(STEP),
+    good = grading.GradeTask(batch.HandIn('good', base.root, 'folder'), 'x', batch.BatchOptions(STEP),
                        str(out))
-    bad = batch._Task(batch.Entry('bad', base.root, 'folder'), 'x',
+    bad = grading.GradeTask(batch.HandIn('bad', base.root, 'folder'), 'x',
                       batch.BatchOptions(STEP, profile='no-such-profile'), str(out))
     sink = _Sink()
-    progress = batch.Progress(2, 0, sink)
-    failures = batch._grade_all([bad, good], 2, out / '.work', progress)
+    progress = Progress(2, 0, sink)
+    failures = pool.grade_all([bad, good], 2, out / '.work', progress,
+                               grade_one=grading.grade_one, watchdog=grading.watchdog_s)
     assert [(f.id, f.code) for f in failures] == [('bad', 'grader-error')]
     assert 'bug of the grader' in failures[0].reason
     assert (out / 'scorecards' / 'good.json').is_file()
@@ -494,24 +497,24 @@ def test_a_grader_error_costs_one_submission_not_the_batch(tmp_path):
 
 def crash_or_grade(task):
     """A stand-in for the batch's grading function that kills its pool process on 'crash'."""
-    if task.entry.id == 'crash':
+    if task.id == 'crash':
         os._exit(3)
-    return batch._grade_one(task)
+    return grading.grade_one(task)
 
 
 def _reference_tasks(tmp_path, ids):
     """Batch tasks grading copies of the reference under the given ids, and their --out folder."""
     base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
     out = tmp_path / 'out'
-    return [batch._Task(batch.Entry(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
+    return [grading.GradeTask(batch.HandIn(i, base.root, 'folder'), 'x', batch.BatchOptions(STEP),
                         str(out)) for i in ids], out
 
 
 def hang_or_grade(task):
     """A stand-in for the batch's grading function that never returns on 'hang'."""
-    if task.entry.id == 'hang':
+    if task.id == 'hang':
         time.sleep(600)
-    return batch._grade_one(task)
+    return grading.grade_one(task)
 
 
 def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
@@ -520,23 +523,23 @@ def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
     tasks, out = _reference_tasks(tmp_path, ('hang', 'fine', 'also-fine'))
     sink = _Sink()
     started = time.monotonic()
-    failures = batch._grade_all(tasks, 2, out / '.work', batch.Progress(3, 0, sink),
+    failures = pool.grade_all(tasks, 2, out / '.work', Progress(3, 0, sink),
                                 grade_one=hang_or_grade, watchdog=lambda task: 15)
     assert [(f.id, f.code) for f in failures] == [('hang', 'grader-stuck')]
     assert 'took more than 15 s' in failures[0].reason
     assert (out / 'scorecards' / 'fine.json').is_file()
     assert (out / 'scorecards' / 'also-fine.json').is_file()
     assert time.monotonic() - started < 120
-    assert batch.watchdog_s(tasks[0]) > batch.BatchOptions(STEP).limits().total_s
+    assert grading.watchdog_s(tasks[0]) > batch.BatchOptions(STEP).limits().total_s
 
 
 def test_a_pool_process_that_dies_is_retried_then_reported(tmp_path):
     tasks, out = _reference_tasks(tmp_path, ('crash', 'fine', 'also-fine'))
     sink = _Sink()
-    failures = batch._grade_all(tasks, 2, out / '.work', batch.Progress(3, 0, sink),
-                                grade_one=crash_or_grade)
+    failures = pool.grade_all(tasks, 2, out / '.work', Progress(3, 0, sink),
+                                grade_one=crash_or_grade, watchdog=grading.watchdog_s)
     assert [(f.id, f.code) for f in failures] == [('crash', 'grader-crashed')]
-    assert 'died {} times on this submission, graded alone'.format(batch.MAX_ATTEMPTS) in \
+    assert 'died {} times on this submission, graded alone'.format(pool.MAX_ATTEMPTS) in \
         failures[0].reason
     assert (out / 'scorecards' / 'fine.json').is_file()
     assert (out / 'scorecards' / 'also-fine.json').is_file()
@@ -617,7 +620,7 @@ def test_the_progress_bar_on_a_terminal_redraws_one_line():
             return True
 
     terminal = Terminal()
-    progress = batch.Progress(4, 1, terminal, label='step 52 ')
+    progress = Progress(4, 1, terminal, label='step 52 ')
     progress.update('alice', 'accept 33/33')
     progress.update('bob', 'reject 30/33')
     progress.finish()

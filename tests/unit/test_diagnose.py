@@ -4,7 +4,8 @@ import copy
 
 import pytest
 
-from grader import assignments, batch, diagnose, fingerprints, report, schema
+from grader import assignments, diagnose, fingerprints, report, schema
+from grader.batch import summary
 
 
 def finding(status='failed', case='', **evidence):
@@ -240,9 +241,9 @@ def test_the_batch_counts_root_causes_once_per_submission():
                                                                       CATALOGUE)))]
     errs = [check('step52/c', 'error', [finding('error', exception='E', where='dezero/q.py:1 in h')])]
     docs.append(('s3', _scorecard(errs, diagnose.diagnose(errs, prints, CATALOGUE))))
-    rows = batch._fault_counts(docs)
+    rows = summary.fault_counts(docs)
     assert [(r['id'], r['submissions']) for r in rows] == [('late-a', 1), ('late-b', 1)]
-    assert batch._uncatalogued(docs) == {'submissions': 1, 'causes': 1}
+    assert summary.uncatalogued(docs) == {'submissions': 1, 'causes': 1}
 
 
 def test_the_same_message_raised_at_two_places_is_two_causes():

@@ -1,0 +1,119 @@
+"""`batch`: grade every submission of a folder (of this shard) that the output folder does not
+already hold a current scorecard of, in the pool, and write the summary. One submission is
+graded by `grade_one`, in a pool process: its scorecard, then its receipt.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import schema, scorecard
+from grader.batch import pool
+from grader.batch.folder import (ROSTER, SCORECARDS, SUMMARY, WORK, clear_leftovers, locked,
+                                 read_scorecard)
+from grader.batch.records import BatchError, BatchOptions, BatchResult, Shard
+from grader.batch.submissions import HandIn, discover, fingerprint, is_done, write_receipt
+from grader.batch.summary import assignment_info, summarize
+from grader.export import roster as roster_mod
+from grader.progress import Progress
+
+@dataclass(frozen=True)
+class GradeTask:
+    """One submission to grade, as a pool process receives it."""
+    entry: HandIn
+    fingerprint: str
+    options: BatchOptions
+    out: str
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+
+def grade_one(task: GradeTask) -> dict:
+    """In a pool process: grade one submission, write its scorecard and receipt."""
+    from grader import run
+    started = time.perf_counter()
+    entry, out = task.entry, Path(task.out)
+    try:
+        doc = run.grade(entry.path, task.options.step, task.options.run_options())
+        card = out / SCORECARDS / (entry.id + '.json')
+        scorecard.write(card, doc)
+        if doc.get('invalid', {}).get('code') != 'grader-error':
+            # a scorecard of the grader's own failure has no receipt: resuming grades it again
+            write_receipt(out, entry, task.fingerprint, task.options)
+    except Exception as exc:   # a bug of ours: loud, but it costs only this submission
+        return pool.grader_failed(entry.id, 'the grader failed on this submission ({}: {}); this '
+                                  'is a bug of the grader, not of the submission'.format(
+                                      type(exc).__name__, exc),
+                                  seconds=time.perf_counter() - started)
+    return pool.graded(entry.id, doc, seconds=time.perf_counter() - started)
+
+
+def watchdog_s(task) -> float:
+    """How long one grading may take before the batch stops it: the learner's and the
+    reference's workers are each bounded by the whole-submission budget, and the reference is
+    tried twice; anything longer is the grader stuck, not the learner's code."""
+    return 3 * task.options.limits().total_s + 120
+
+
+def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = None,
+              shard: Shard | None = None, roster=None, force: bool = False,
+              stream=sys.stderr) -> BatchResult:
+    """Grade every submission of the folder `submissions` (of this shard) that `out` does not
+    already hold a current scorecard of; write the summary."""
+    from grader import run
+    submissions, out = Path(submissions), Path(out)
+    if not submissions.is_dir():
+        raise BatchError('expected a folder of submissions (one sub-folder or .zip per learner), '
+                         'found {}'.format('nothing' if not submissions.exists() else 'a file')
+                         + ' at {}'.format(submissions))
+    info = assignment_info(options.step)
+    run.resolve_device(options.device)   # --device cuda without a GPU stops here
+    jobs = jobs or pool.default_jobs()
+    shard = shard or Shard(1, 1)
+    with locked(out):
+        clear_leftovers(out)
+        entries, duplicates, ignored = discover(submissions, exclude=(out,))
+        entries = [e for e in entries if shard.contains(e.id)]
+        duplicates = [f for f in duplicates if shard.contains(f.id)]
+        if roster is not None:
+            roster_mod.write_json(out / ROSTER, roster)
+        elif (out / ROSTER).is_file():
+            roster = roster_mod.load_json(out / ROSTER)
+        tasks, resumed = [], 0
+        for entry in entries:
+            fp = fingerprint(entry)
+            if not force and is_done(out, entry, fp, options):
+                resumed += 1
+            else:
+                tasks.append(GradeTask(entry, fp, options, str(out)))
+        progress = Progress(len(entries), resumed, stream,
+                            label='step {} '.format(options.step))
+        if tasks:
+            progress.note('grading {} of {} submission(s) of step {} with {} job(s){}'.format(
+                len(tasks), len(entries), options.step, jobs,
+                ', {} already graded'.format(resumed) if resumed else ''))
+        try:
+            with pool.terminate_as_exit():
+                failures = pool.grade_all(tasks, jobs, out / WORK, progress, grade_one=grade_one,
+                                          watchdog=watchdog_s) if tasks else []
+        except BaseException:   # Ctrl-C, SIGTERM (a cancelled CI job): leave nothing running
+            progress.finish()
+            clear_leftovers(out)
+            raise
+        progress.finish()
+        failed = {f.id for f in failures}
+        graded = [(e.id, read_scorecard(out / SCORECARDS / (e.id + '.json')))
+                  for e in entries if e.id not in failed]
+        summary = summarize(assignment=info, options=options.to_json(),
+                            shards={'count': shard.count, 'included': [shard.index]},
+                            graded=graded, failures=duplicates + failures, ignored=ignored,
+                            roster=roster, policy=options.grading_policy().record())
+        schema.write_json(out / SUMMARY, summary, 'batch-summary')
+        shutil.rmtree(out / WORK, ignore_errors=True)
+    return BatchResult(summary, out, len(tasks) - len(failures), resumed,
+                       tuple(duplicates + failures))

@@ -1,0 +1,227 @@
+"""The summary of a class (summary.json, schemas/batch-summary.schema.json), made of finished
+scorecards only: counts of verdicts, score statistics, each check's pass rate, the catalogued
+root causes and the failures no catalogued fault explains, drifts of the environment, what could
+not be graded, and the roster's view. It never mixes versions of the assignment, the grader or
+the policy.
+"""
+from __future__ import annotations
+
+import collections
+import statistics
+
+from grader import schema, scorecard
+from grader.batch.folder import SCORECARDS
+from grader.batch.records import SCHEMA_VERSION, BatchError, shard_of
+from grader.status import FAILING, VERDICTS
+
+# -- the summary ----------------------------------------------------------------------------------
+
+
+def _round(x):
+    return None if x is None else round(float(x), 4)
+
+
+def _score_stats(graded, possible) -> dict:
+    earned = [doc['score']['earned'] for _, doc in graded]
+    extension = [doc['score']['extension']['earned'] for _, doc in graded]
+    histogram = []
+    if possible > 0:
+        bins = [0] * 10
+        for e in earned:
+            bins[min(int(100.0 * e / possible // 10), 9)] += 1
+        histogram = [{'from_percent': 10 * i, 'to_percent': 10 * (i + 1), 'count': n}
+                     for i, n in enumerate(bins)]
+    return {
+        'count': len(earned), 'possible': possible,
+        'mean': _round(statistics.fmean(earned)) if earned else None,
+        'median': _round(statistics.median(earned)) if earned else None,
+        'min': _round(min(earned)) if earned else None,
+        'max': _round(max(earned)) if earned else None,
+        'stdev': _round(statistics.pstdev(earned)) if earned else None,
+        'full_marks': sum(1 for e in earned if possible > 0 and e >= possible),
+        'histogram': histogram,
+        'extension_mean': _round(statistics.fmean(extension)) if extension else None,
+    }
+
+
+def _check_rates(graded) -> list:
+    table = {}
+    for _, doc in graded:
+        for c in doc['checks']:
+            row = table.get(c['id'])
+            if row is None:
+                row = table[c['id']] = {
+                    'id': c['id'], 'title': c['title'], 'step': c['step'], 'tier': c['tier'],
+                    'regression': c['regression'], 'points': c['points'], 'runs': 0,
+                    'passed': 0, 'failed': 0, 'error': 0, 'timeout': 0, 'skipped': 0,
+                    'not_applicable': 0}
+            row['runs'] += 1
+            row[c['status']] += 1
+    rows = list(table.values())
+    for row in rows:
+        judged = row['runs'] - row['skipped'] - row['not_applicable']
+        row['pass_rate'] = _round(row['passed'] / judged) if judged else None
+    rows.sort(key=lambda r: r['regression'])   # stable: scorecard order within each group
+    return rows
+
+
+def fault_counts(graded) -> list:
+    """Catalogued root causes, most frequent first: a submission counts once for each cause its
+    scorecard's diagnosis names (not once per failing check that a fault could explain)."""
+    table = {}
+    for _, doc in graded:
+        seen = set()
+        for cause in _diagnosed_causes(doc):
+            if cause['kind'] != 'fault':
+                continue
+            best = cause['faults'][0]
+            row = table.setdefault(best['id'], {'id': best['id'], 'title': best['title'],
+                                                'submissions': 0, 'checks': set(), 'with': set()})
+            row['checks'].update(cause['checks'])
+            row['with'].update(f['id'] for f in cause['faults'][1:])
+            if best['id'] not in seen:
+                seen.add(best['id'])
+                row['submissions'] += 1
+    rows = sorted(table.values(), key=lambda r: (-r['submissions'], r['id']))
+    out = []
+    for r in rows:
+        row = dict(r, checks=sorted(r['checks']))
+        together = sorted(row.pop('with'))
+        if together:
+            row['indistinguishable_from'] = together
+        out.append(row)
+    return out
+
+
+def _diagnosed_causes(doc) -> list:
+    """The root causes of a scorecard; one written before the diagnosis existed counts the
+    fault its failing checks name, once."""
+    if 'diagnosis' in doc:
+        return doc['diagnosis']['causes']
+    causes = {}
+    for c in doc.get('checks', ()):
+        if c['status'] in FAILING and c['faults']:
+            causes.setdefault(c['faults'][0]['id'], {'kind': 'fault', 'faults': [c['faults'][0]],
+                                                     'checks': []})['checks'].append(c['id'])
+    return list(causes.values())
+
+
+def uncatalogued(graded) -> dict:
+    """Submissions with failing checks that no catalogued fault explains (errors of their own code
+    shared by several checks, or failures nothing matches)."""
+    subs = causes = 0
+    for _, doc in graded:
+        diagnosis = doc.get('diagnosis')
+        if not diagnosis:
+            continue
+        n = sum(1 for c in diagnosis['causes'] if c['kind'] != 'fault') + bool(diagnosis['unexplained'])
+        causes += n
+        subs += bool(n)
+    return {'submissions': subs, 'causes': causes}
+
+
+def _drift_counts(graded) -> list:
+    """Per API of the 2020 stack the scorecards list: how many submissions and places met it."""
+    table = {}
+    for submission_id, doc in graded:
+        for f in doc.get('compatibility', ()):
+            row = table.setdefault(f['api'], {'api': f['api'], 'since': f.get('since', ''),
+                                              'fix': f.get('fix', ''), 'ids': set(), 'places': 0})
+            row['ids'].add(submission_id)
+            row['places'] += 1
+    rows = sorted(table.values(), key=lambda r: (-len(r['ids']), r['api']))
+    return [{'api': r['api'], 'since': r['since'], 'fix': r['fix'], 'submissions': len(r['ids']),
+             'places': r['places']} for r in rows]
+
+
+def _roster_report(roster, considered, shards) -> dict | None:
+    if roster is None:
+        return None
+    # a person's submission may be named by any of their ids (a Canvas or Gradescope export)
+    named = roster.by_submission()
+    handed_in = {id(named[i]): i for i in sorted(considered) if i in named}
+    people = [p for p in roster.people
+              if shard_of(handed_in.get(id(p), p.submission), shards['count']) in shards['included']]
+    return {'people': len(people),
+            'without_submission': [{'submission': p.submission, 'student': p.student}
+                                   for p in people if id(p) not in handed_in],
+            'not_in_roster': sorted(i for i in considered if i not in named)}
+
+
+def _one_version(graded, assignment: dict, policy: dict | None) -> None:
+    """A summary never mixes versions: every scorecard must answer this assignment (its content
+    hash and possible points), this grader version and this policy."""
+    for ident, doc in graded:
+        found = []
+        if doc['assignment'].get('sha256', assignment.get('sha256')) != assignment.get('sha256'):
+            found.append('another version of the assignment files')
+        if doc['score']['possible'] != assignment['possible']:
+            found.append('{:g} points possible instead of {:g}'.format(doc['score']['possible'],
+                                                                      assignment['possible']))
+        if doc['tool']['version'] != scorecard.TOOL_VERSION:
+            found.append('grader version {} instead of {}'.format(doc['tool']['version'],
+                                                                  scorecard.TOOL_VERSION))
+        if policy is not None and doc.get('policy', policy)['sha256'] != policy['sha256']:
+            found.append('the policy {!r} instead of {!r}'.format(doc['policy']['name'],
+                                                                  policy['name']))
+        if found:
+            raise BatchError('the scorecard of {} was graded with {}: a summary never mixes two '
+                             'versions; grade it again (batch ... --force, or remove its receipt)'
+                             .format(ident, ', '.join(found)))
+
+
+def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures, ignored=(),
+              roster=None, policy: dict | None = None) -> dict:
+    """The batch summary, from finished scorecards only: `graded` is [(id, scorecard)], `failures`
+    the submissions left without a scorecard. Validated."""
+    graded = sorted(graded, key=lambda item: item[0])
+    if policy is None and graded:
+        policy = graded[0][1].get('policy')   # the first scorecard's; the others must agree
+    _one_version(graded, assignment, policy)
+    verdicts = collections.Counter(doc['verdict'] for _, doc in graded)
+    ungraded = [{'id': i, 'code': doc.get('invalid', {}).get('code', 'invalid'),
+                 'reason': doc['reason'], 'scorecard': True}
+                for i, doc in graded if doc['verdict'] == 'invalid']
+    ungraded += [{'id': f.id, 'code': f.code, 'reason': f.reason, 'scorecard': False}
+                 for f in failures]
+    ungraded.sort(key=lambda u: u['id'])
+    considered = {i for i, _ in graded} | {f.id for f in failures}
+    summary = {
+        'schema_version': SCHEMA_VERSION,
+        'tool': {'name': 'dezero-grader', 'version': scorecard.TOOL_VERSION},
+        'assignment': dict(assignment),
+        'options': dict(options),
+        'shards': {'count': shards['count'], 'included': sorted(shards['included']),
+                   'missing': sorted(set(range(1, shards['count'] + 1)) - set(shards['included']))},
+        'generated_at': scorecard.utc_now(),
+        'counts': {'submissions': len(considered), 'graded': len(graded),
+                   'ungraded': len(ungraded),
+                   'verdicts': {v: verdicts.get(v, 0) for v in VERDICTS}},
+        'scores': _score_stats(graded, assignment['possible']),
+        'checks': _check_rates(graded),
+        'faults': fault_counts(graded),
+        'uncatalogued': uncatalogued(graded),
+        'compatibility': _drift_counts(graded),
+        'ungraded': ungraded,
+        'submissions': [{'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
+                         'content_hash': doc['submission']['content_hash'],
+                         'verdict': doc['verdict'], 'earned': doc['score']['earned'],
+                         'possible': doc['score']['possible'],
+                         'extension_earned': doc['score']['extension']['earned']}
+                        for i, doc in graded],
+        'ignored': sorted(ignored),
+        'roster': _roster_report(roster, considered, shards),
+    }
+    if policy is not None:
+        summary['policy'] = {'name': policy['name'], 'sha256': policy['sha256']}
+    schema.validate('batch-summary', summary)
+    return summary
+
+
+def assignment_info(step: int) -> dict:
+    """What a summary says of the assignment: its step, title, content hash and possible points."""
+    from grader import assignments
+    a = assignments.load(step)
+    return {'step': a.step, 'title': a.title, 'sha256': assignments.content_hash(step),
+            'possible': float(sum(c.points for c in a.checks if c.tier == 'book')),
+            'extension_possible': float(sum(c.points for c in a.checks if c.tier == 'extension'))}

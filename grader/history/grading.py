@@ -1,0 +1,192 @@
+"""Grading (step, commit[, only]) through a content cache, many at a time in batch's process
+pool (its crash and watchdog handling). Each scorecard is cached under a key of the graded
+files' hash, the step, the options and the grader's and assignment's versions, so an
+interrupted run resumes from the cache.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import assignments, load, scorecard
+from grader.batch import pool
+from grader.batch.folder import read_scorecard
+from grader.errors import SubmissionError
+from grader.gitrepo import Repo, RepoError
+from grader.history.subset import graded_subset, lacking
+from grader.progress import Progress
+
+@functools.lru_cache(maxsize=None)
+def _grader_digest() -> str:
+    """The grader's version: its release and a hash of the code that makes scorecards (a cache
+    never outlives a change of it)."""
+    import grader
+    digest = hashlib.sha256(scorecard.TOOL_VERSION.encode())
+    root = Path(grader.__file__).resolve().parent
+    for path in sorted(root.rglob('*.py')):
+        if path.parent == root / 'history' or path == root / 'gitrepo.py':
+            continue   # they read scorecards, never make them
+        digest.update(path.as_posix().rsplit('/grader/', 1)[-1].encode() + b'\0' + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def options_json(options) -> dict:
+    from grader import bwrap, run
+    lim = options.limits
+    return {'device': run.resolve_device(options.device), 'seed': options.seed,
+            'profile': options.profile, 'era': options.era, 'timeout_s': lim.call_s,
+            'memory_mb': lim.memory_mb, 'sandbox': bwrap.resolve(lim.sandbox)}
+
+
+def cache_key(content_hash: str, step: int, options, only=()) -> str:
+    doc = {'content': content_hash, 'step': step, 'options': options_json(options),
+           'only': sorted(only), 'grader': _grader_digest(), 'assignment': assignments.content_hash(step)}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class GradeTask:
+    """One graded subset, as a pool process receives it."""
+    id: str                # a label for the progress lines
+    path: Path             # the graded subset
+    step: int
+    options: object        # run.Options
+    cache_file: str
+
+
+def grade_task(task: GradeTask) -> dict:
+    """In a pool process: grade one subset, write its scorecard to the cache (atomically)."""
+    from grader import run
+    try:
+        doc = run.grade(task.path, task.step, task.options)
+        if doc.get('invalid', {}).get('code') != 'grader-error':   # the grader's failure: not kept
+            scorecard.write(task.cache_file, doc)
+    except Exception as exc:
+        return pool.grader_failed(task.id, 'the grader failed ({}: {}); a bug of the grader, not '
+                                  'of the code'.format(type(exc).__name__, exc))
+    return pool.graded(task.id, doc)
+
+
+def watchdog_s(task) -> float:
+    """As batch's watchdog (`grader.batch.grading.watchdog_s`), for run.Options."""
+    return 3 * task.options.limits.total_s + 120
+
+
+@dataclass
+class Grading:
+    """One step graded at one commit (or a probe of a few checks at a commit in between)."""
+    step: int
+    sha: str
+    only: tuple = ()
+    entry: object = None
+    paths: tuple = ()
+    content_hash: str = ''
+    key: str = ''
+    doc: dict | None = None
+    cached: bool = False
+    problem: dict | None = None      # {'code', 'message'} when the tree has no entry for the step
+    subset: Path | None = None       # the folder graded
+
+
+class Grader:
+    """Grades (step, commit[, only]) through the content cache, many at a time."""
+
+    def __init__(self, repo: Repo, options, work: Path, cache: Path, *, jobs: int,
+                 force: bool = False, stream=sys.stderr):
+        self.repo, self.options, self.work, self.cache = repo, options, Path(work), Path(cache)
+        self.jobs, self.force, self.stream = jobs, force, stream
+        self.graded_now = 0
+        self.from_cache = 0
+        self._trees = {}
+
+    def _tree(self, sha: str) -> Path:
+        if sha not in self._trees:
+            dest = self.work / 'trees' / sha
+            self._trees[sha] = (dest, set(self.repo.extract(sha, dest)))
+        return self._trees[sha][0]
+
+    def prepare(self, step: int, sha: str, only=()) -> Grading:
+        g = Grading(step, sha, tuple(sorted(only)))
+        dest = self.work / 'subsets' / '{}-step{:02d}{}'.format(
+            sha[:12], step, '-' + hashlib.sha256(' '.join(g.only).encode()).hexdigest()[:8]
+            if g.only else '')
+        if dest.exists():
+            shutil.rmtree(dest)
+        try:
+            g.entry, paths = graded_subset(self._tree(sha), step, dest)
+        except SubmissionError as e:
+            g.problem = {'code': e.code, 'message': e.message}
+            return g
+        except RepoError as e:   # a mirror without some objects, say
+            g.problem = {'code': 'unreadable', 'message': str(e)}
+            return g
+        g.paths = tuple(paths)
+        missing = lacking(g.entry, self._trees[sha][1])
+        if missing:
+            g.problem = {'code': 'unreadable', 'message': 'the repository lacks the content of '
+                         '{} at this commit (a copy without its largest files?)'.format(
+                             ', '.join(missing[:5]))}
+            return g
+        g.content_hash = load.content_hash(dest)
+        g.key = cache_key(g.content_hash, step, self.options, g.only)
+        g.subset = dest
+        return g
+
+    def grade(self, gradings) -> None:
+        """Fill in `doc` of each grading: from the cache, else graded in the pool."""
+        from grader import run
+        tasks, by_key = [], {}
+        for g in gradings:
+            if g.problem is not None or g.doc is not None:
+                continue
+            card = self.cache / (g.key + '.json')
+            if not self.force and card.is_file():
+                try:
+                    g.doc, g.cached = read_scorecard(card), True
+                    self.from_cache += 1
+                    continue
+                except (OSError, ValueError, Exception):
+                    pass
+            if g.key in by_key:
+                by_key[g.key].append(g)
+                continue
+            by_key[g.key] = [g]
+            options = dataclasses.replace(self.options, only=g.only)
+            label = 'step {} at {}{}'.format(g.step, g.sha[:10],
+                                             ' ({})'.format(', '.join(g.only)) if g.only else '')
+            tasks.append(GradeTask(label, g.subset, g.step, options, str(card)))
+        if tasks:
+            run.resolve_device(self.options.device)
+            progress = Progress(len(tasks), 0, self.stream, label='history ')
+            try:
+                failures = pool.grade_all(tasks, self.jobs, self.work / 'pool', progress,
+                                          grade_one=grade_task, watchdog=watchdog_s)
+            finally:
+                progress.finish()
+            failed = {f.id: f for f in failures}
+            for task in tasks:
+                group = by_key[Path(task.cache_file).stem]
+                if task.id in failed:
+                    f = failed[task.id]
+                    for g in group:
+                        g.problem = {'code': f.code, 'message': f.reason}
+                    continue
+                try:
+                    doc = read_scorecard(Path(task.cache_file))
+                except OSError:
+                    doc = None
+                for g in group:
+                    g.doc = doc
+                    if doc is None:
+                        g.problem = {'code': 'grader-error', 'message': 'the grader failed on '
+                                     'this commit; grade it again'}
+                self.graded_now += 1
+        for group in by_key.values():
+            for g in group[1:]:
+                g.cached = True

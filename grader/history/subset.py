@@ -1,0 +1,88 @@
+"""The graded files of a step at a commit: the `dezero/` package for steps 23-60; the step file
+and the modules of the repository it imports for steps 1-22. That subset is the submission
+graded, so its content hash is both the seed and the cache key: a commit whose graded files did
+not change is never graded again.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+from pathlib import Path
+
+from grader import load
+from grader.history.mapping import STEP_FILE
+
+def _module_files(name: str, dirs) -> list:
+    """The files of the repository's own module `name` (a .py or a package folder), or []."""
+    for d in dirs:
+        single = d / (name + '.py')
+        if single.is_file() and not single.is_symlink():
+            return [single]
+        package = d / name
+        if package.is_dir() and not package.is_symlink() and (package / '__init__.py').is_file():
+            return [Path(p) for _, p in load._walk_files(package)]
+    return []
+
+
+def _imported_names(path: Path) -> set:
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split('.')[0])
+    return names
+
+
+def graded_files(root: Path, entry) -> list:
+    """The files of `root` a step's grading reads (relative posix paths): the package folder;
+    or the step file, the other Python files beside it that are not step files (helpers it may
+    import or read), and, transitively, the repository's own modules it imports (found beside it or at
+    the top, as the worker's import path has them). Other steps' files are left out: adding
+    step10.py does not change what step 9 grades."""
+    root = Path(root)
+    if entry.kind == 'package':
+        return ['{}/{}'.format(entry.path, rel) for rel, _ in load._walk_files(root / entry.path)]
+    dirs = [root / entry.sys_path_dir, root]
+    beside = [Path(e.path) for e in sorted(os.scandir(dirs[0]), key=lambda e: e.name)
+              if e.is_file(follow_symlinks=False) and e.name.endswith('.py')
+              and not STEP_FILE.match(e.name)]
+    todo, seen = [root / entry.path] + beside, set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if path.suffix == '.py':
+            for name in _imported_names(path):
+                todo.extend(_module_files(name, dirs))
+    return sorted(p.relative_to(root).as_posix() for p in seen)
+
+
+def graded_subset(tree: Path, step: int, dest: Path):
+    """Copy the graded files of `step` from the extracted commit `tree` into the new folder
+    `dest`, keeping their paths: (entry, relative paths). Raises SubmissionError when the tree
+    has no entry for the step."""
+    entry = load.find_entry(tree, step)
+    paths = graded_files(tree, entry)
+    for rel in paths:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(tree / rel, target)
+    dest.mkdir(parents=True, exist_ok=True)
+    return entry, paths
+
+
+def lacking(entry, missing) -> list:
+    """Of the files a repository lacks the content of, those the step would have graded: in
+    the package, or (for a step file) any Python module."""
+    if entry.kind == 'package':
+        inside = [p for p in missing if p.startswith(entry.path + '/')]
+    else:
+        inside = [p for p in missing if p.endswith('.py')]
+    return sorted(inside)

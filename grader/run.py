@@ -23,7 +23,7 @@ from grader import assignments, bwrap, diagnose, fingerprints, load, score, scor
 from grader.checks import CHECKS, JudgeInput
 from grader.errors import GraderError, SubmissionError
 from grader.model import FAILING, CheckResult, Finding
-from grader.observe import Target, observe, observe_reference
+from grader.observe import Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
 
@@ -135,6 +135,9 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                               progress=progress.advance if progress else None)
             try:
                 reference = ref_future.result()
+                # trust, decided once both sides are observed
+                learner = believe_skips(learner, reference, limits=options.limits,
+                                        device_mode=device_mode)
             except GraderError as e:
                 # the learner still gets a scorecard, and it says whose failure it was
                 return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',

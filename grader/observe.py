@@ -15,26 +15,26 @@ evidence of tampering), malformed
 or unusable answers become failed observations rather than crashes, the tripwire of
 `grader.sandboxed.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
 and a learner's worker may not read the reference implementation or the cache of its answers.
-`explain` turns a `WorkerFailure` into words a learner can act on, naming the limit and its option.
+What the learner is told of a failing worker is in `grader.failure_words`; where the reference's
+answers are kept, in `grader.reference_cache`.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import re
 import secrets
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from grader import wire
 from grader.errors import GraderError, WorkerFailure
+from grader.failure_words import (PLACE, RUNNING, SAME_TIMEOUT, TAMPERED, WHOLE_RUN, explain,
+                                  same_timeout_after, setup_failure)
 from grader.model import LearnerError, Observation
+from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
 
@@ -75,81 +75,6 @@ def reference_target() -> Target:
     cwd = Path(tempfile.mkdtemp(prefix='dezero-grader-ref-'))
     return Target(cwd=cwd, sys_path=(reference.ROOT,),
                   entry={'kind': 'reference', 'module': 'dezero', 'path': ''})
-
-
-TAMPERED = 'GraderModified'   # the error type grader.sandboxed.probes.handlers answers when its tripwire fires
-SAME_TIMEOUT = 'SameTimeout'  # ... and when a probe is stuck where an earlier one timed out
-
-
-def _setup_failure(answer_error, output_tail) -> SetupFailure:
-    kind = answer_error.get('type', 'Exception')
-    where = answer_error.get('where') or ''
-    message = answer_error.get('message', '')
-    at = ' at ' + where if where else ''
-    if kind in ('SyntaxError', 'IndentationError', 'TabError'):
-        code = 'syntax-error'
-        text = 'your code has a syntax error: {}{}'.format(message, at)
-    elif kind in ('ModuleNotFoundError', 'ImportError'):
-        code = 'import-error'
-        text = 'importing your code failed with {}: {}{}'.format(kind, message, at)
-    elif kind == 'SystemExit':
-        code = 'exited'
-        text = 'importing your code ended early: {}{}; a module must not end the program when it is ' \
-               'imported (put demo code under `if __name__ == "__main__":`)'.format(message, at)
-    elif kind == TAMPERED:
-        code = 'tampered'
-        text = message
-    elif kind == 'MemoryError':
-        code = 'memory'
-        text = 'importing your code ran out of memory{} (MemoryError): it tried to use more than the ' \
-               'memory limit'.format(at)
-    elif kind == 'RecursionError':
-        code = 'import-error'
-        text = 'importing your code raised RecursionError{}: a function calls itself without end'.format(at)
-    else:
-        code = 'import-error'
-        text = 'importing your code raised {}: {}{}'.format(kind, message, at)
-    return SetupFailure(code, text, output_tail)
-
-
-# Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
-_RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
-_PLACE = re.compile(r'^(?P<file>.+):(?P<line>\d+) in (?P<func>\S+)$')
-_WHOLE_RUN = 'whole grading run'
-
-
-def same_timeout_after(limits: Limits) -> float:
-    """How long a probe may stay in one call of a function that already ran out of time before it
-    is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
-    return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
-
-
-def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
-    """A WorkerFailure in words a learner understands: what happened `during` what, which limit
-    (and the option that sets it), and where the code was when it had to be stopped."""
-    m = _RUNNING.search(exc.message)
-    where = ' (it was running {})'.format(m['where']) if m else ''
-    reason = exc.reason
-    if reason == 'timeout' and _WHOLE_RUN in exc.message:
-        return ('{} did not finish: your code used up the {:g} s allowed for grading the whole '
-                'submission{}').format(during, limits.total_s, where)
-    if reason == 'timeout':
-        return ('{} did not finish within the {:g} s time limit (--timeout){}: look for an endless '
-                'loop, or a loop that waits for something that never comes').format(
-                    during, limits.call_s, where)
-    if reason == 'cpu-time':
-        return '{} used more than the {} s of CPU time allowed{}: look for an endless loop'.format(
-            during, limits.cpu_s, where)
-    if reason == 'memory':
-        return ('{} used more memory than the {} MB limit (--memory): look for an array or list that '
-                'keeps growing').format(during, limits.memory_mb)
-    if reason == 'output-limit':
-        return '{} wrote a file larger than the {} MB limit'.format(during, limits.fsize_mb)
-    if reason == 'exited':
-        return ('{} stopped: the process running your code ended (exit status {}) before it '
-                'answered; does the code call os._exit(), or exit from a child process it '
-                'forked?').format(during, exc.exit_code)
-    return '{} stopped: {}'.format(during, exc.message)
 
 
 def learner_error(error: dict) -> LearnerError:
@@ -207,10 +132,10 @@ class _Session:
     def note_timeout(self, exc: WorkerFailure) -> str:
         """Remember the function a probe was running when it ran past the call limit, so that the
         next probes stuck in the same call are stopped there early (`SameTimeout`)."""
-        m = _RUNNING.search(exc.message)
-        if not self.learner or exc.reason != 'timeout' or _WHOLE_RUN in exc.message or not m:
+        m = RUNNING.search(exc.message)
+        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m:
             return ''
-        place = _PLACE.match(m['where'])
+        place = PLACE.match(m['where'])
         if place:
             self.stuck.setdefault((place['file'], place['func']), m['where'])
         return m['where']
@@ -249,7 +174,7 @@ class _Session:
                            '({})'.format(str(e)[:200]), self.close())
         if not answer['ok']:
             tail = self.close()
-            return _setup_failure(answer['error'], tail)
+            return SetupFailure(*setup_failure(answer['error']), tail)
         self.setup_info = answer['result']
         if self.learner and not _setup_shaped(self.setup_info):
             return _forged('the grader\'s setup with a report the grader\'s own worker never writes',
@@ -474,41 +399,7 @@ def _compat(f):
             'fix': str(f.get('fix', '')), 'count': max(1, int(f.get('count', 1)))}
 
 
-# -- the reference, cached ------------------------------------------------------------------------
-
-def _tree_hash(folders):
-    h = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(Path(folder).rglob('*.py')):
-            h.update(str(path.relative_to(folder)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-_VERSION = None
-
-
-def reference_version() -> str:
-    global _VERSION
-    if _VERSION is None:
-        import reference
-        _VERSION = '{}-{}-np{}'.format(
-            _tree_hash([reference.ROOT / 'dezero']),
-            _tree_hash([_GRADER_DIR / 'sandboxed']), np.__version__)
-    return _VERSION
-
-
-def cache_dir() -> Path:
-    base = os.environ.get('DEZERO_GRADER_CACHE')
-    if base:
-        return Path(base)
-    return Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / 'dezero-grader'
-
-
-def _cache_path(probe):
-    key = hashlib.sha256((reference_version() + probe.key).encode()).hexdigest()
-    return cache_dir() / 'reference' / key[:2] / (key + '.json')
-
+# -- the reference, asked again when its worker fails ------------------------------------------
 
 REFERENCE_TRIES = 2
 
@@ -520,7 +411,7 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
     what still fails raises GraderError, worded as the grader's failure."""
     observations, missing = {}, []
     for probe in probes:
-        path = _cache_path(probe)
+        path = cache_path(probe)
         if use_cache and path.is_file():
             try:
                 with open(path, encoding='utf-8') as f:
@@ -550,7 +441,7 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
             observations[probe] = obs
             if obs.ok and use_cache:
                 try:
-                    write_text_atomic(_cache_path(probe), json.dumps(wire.encode(obs.value)))
+                    write_text_atomic(cache_path(probe), json.dumps(wire.encode(obs.value)))
                 except OSError:
                     pass   # a read-only cache only costs time
         missing = [p for p in missing if p not in observations]

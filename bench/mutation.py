@@ -40,7 +40,7 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 import reference  # noqa: E402
 from grader import run  # noqa: E402
-from grader.model import FAILING  # noqa: E402
+from grader.status import FAILING  # noqa: E402
 
 # (file, class or function) -> the step whose own checks grade it (the step that adds it)
 OWNERS = {

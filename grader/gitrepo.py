@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from grader import status as _status
-from grader.status import FAILING, STATUSES, VERDICTS   # noqa: F401  (re-exported)
+from grader.status import STATUSES
 
 TIERS = ('book', 'extension')
 PROFILES = ('book', 'extension')

@@ -9,31 +9,32 @@ worker of its own, and its observations are cached on disk by (probe, reference 
 code, NumPy version): they depend on nothing else.
 
 Nothing a learner's worker says about itself is believed beyond raw observations: whether a
-probe is skipped is decided here (a worker's own `__skipped__` is believed only when the
-reference's worker skips the same probe too, else it is evidence of tampering), malformed
+probe is skipped is decided here, once both sides are observed (`believe_skips`: a worker's own
+`__skipped__` is believed only when the reference's worker skips the same probe too, else it is
+evidence of tampering), malformed
 or unusable answers become failed observations rather than crashes, the tripwire of
 `grader.sandboxed.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
 and a learner's worker may not read the reference implementation or the cache of its answers.
-`explain` turns a `WorkerFailure` into words a learner can act on, naming the limit and its option.
+What the learner is told of a failing worker is in `grader.failure_words`; where the reference's
+answers are kept, in `grader.reference_cache`.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
-import re
 import secrets
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from grader import wire
 from grader.errors import GraderError, WorkerFailure
+from grader.failure_words import (PLACE, RUNNING, SAME_TIMEOUT, TAMPERED, WHOLE_RUN, explain,
+                                  same_timeout_after, setup_failure)
 from grader.model import LearnerError, Observation
+from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
 
@@ -56,12 +57,17 @@ class SetupFailure:
 
 
 @dataclass(frozen=True)
-class Observed:
+class WorkerRun:
+    """What observing one side (the learner's code or the reference) in its worker gave: each
+    probe's Observation, what setup reported, the failure that ended it (None when it ran), the
+    compatibility findings, the end of what it printed, and the skips its worker claimed (believed
+    only once the reference is seen: `believe_skips`)."""
     observations: dict     # Probe -> Observation
     setup: dict | None     # what setup reported (demo_error, gpu_enable, import_s)
     failure: SetupFailure | None
     findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
     output_tail: str = ''
+    claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
 
 
 def reference_target() -> Target:
@@ -71,86 +77,12 @@ def reference_target() -> Target:
                   entry={'kind': 'reference', 'module': 'dezero', 'path': ''})
 
 
-TAMPERED = 'GraderModified'   # the error type grader.sandboxed.probes.handlers answers when its tripwire fires
-SAME_TIMEOUT = 'SameTimeout'  # ... and when a probe is stuck where an earlier one timed out
-
-
-def _setup_failure(answer_error, output_tail) -> SetupFailure:
-    kind = answer_error.get('type', 'Exception')
-    where = answer_error.get('where') or ''
-    message = answer_error.get('message', '')
-    at = ' at ' + where if where else ''
-    if kind in ('SyntaxError', 'IndentationError', 'TabError'):
-        code = 'syntax-error'
-        text = 'your code has a syntax error: {}{}'.format(message, at)
-    elif kind in ('ModuleNotFoundError', 'ImportError'):
-        code = 'import-error'
-        text = 'importing your code failed with {}: {}{}'.format(kind, message, at)
-    elif kind == 'SystemExit':
-        code = 'exited'
-        text = 'importing your code ended early: {}{}; a module must not end the program when it is ' \
-               'imported (put demo code under `if __name__ == "__main__":`)'.format(message, at)
-    elif kind == TAMPERED:
-        code = 'tampered'
-        text = message
-    elif kind == 'MemoryError':
-        code = 'memory'
-        text = 'importing your code ran out of memory{} (MemoryError): it tried to use more than the ' \
-               'memory limit'.format(at)
-    elif kind == 'RecursionError':
-        code = 'import-error'
-        text = 'importing your code raised RecursionError{}: a function calls itself without end'.format(at)
-    else:
-        code = 'import-error'
-        text = 'importing your code raised {}: {}{}'.format(kind, message, at)
-    return SetupFailure(code, text, output_tail)
-
-
-# Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
-_RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
-_PLACE = re.compile(r'^(?P<file>.+):(?P<line>\d+) in (?P<func>\S+)$')
-_WHOLE_RUN = 'whole grading run'
-
-
-def same_timeout_after(limits: Limits) -> float:
-    """How long a probe may stay in one call of a function that already ran out of time before it
-    is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
-    return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
-
-
-def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
-    """A WorkerFailure in words a learner understands: what happened `during` what, which limit
-    (and the option that sets it), and where the code was when it had to be stopped."""
-    m = _RUNNING.search(exc.message)
-    where = ' (it was running {})'.format(m['where']) if m else ''
-    reason = exc.reason
-    if reason == 'timeout' and _WHOLE_RUN in exc.message:
-        return ('{} did not finish: your code used up the {:g} s allowed for grading the whole '
-                'submission{}').format(during, limits.total_s, where)
-    if reason == 'timeout':
-        return ('{} did not finish within the {:g} s time limit (--timeout){}: look for an endless '
-                'loop, or a loop that waits for something that never comes').format(
-                    during, limits.call_s, where)
-    if reason == 'cpu-time':
-        return '{} used more than the {} s of CPU time allowed{}: look for an endless loop'.format(
-            during, limits.cpu_s, where)
-    if reason == 'memory':
-        return ('{} used more memory than the {} MB limit (--memory): look for an array or list that '
-                'keeps growing').format(during, limits.memory_mb)
-    if reason == 'output-limit':
-        return '{} wrote a file larger than the {} MB limit'.format(during, limits.fsize_mb)
-    if reason == 'exited':
-        return ('{} stopped: the process running your code ended (exit status {}) before it '
-                'answered; does the code call os._exit(), or exit from a child process it '
-                'forked?').format(during, exc.exit_code)
-    return '{} stopped: {}'.format(during, exc.message)
-
-
-def _error_observation(probe, error: dict, duration) -> Observation:
-    return Observation(probe, error=LearnerError(
-        type=error.get('type', 'Exception'), message=str(error.get('message', ''))[:2000],
-        where=error.get('where') or '', traceback=tuple(error.get('traceback') or ())),
-        duration_s=duration)
+def learner_error(error: dict) -> LearnerError:
+    """An error answer of a worker (`grader.sandboxed.capture.describe`'s record) as the trusted
+    side keeps it; the worker's text is cut to 2000 characters."""
+    return LearnerError(type=str(error.get('type', 'Exception')),
+                        message=str(error.get('message', ''))[:2000],
+                        where=str(error.get('where') or ''), traceback=tuple(error.get('traceback') or ()))
 
 
 def _hidden_from_learners(cwd: Path) -> tuple:
@@ -169,8 +101,20 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     return tuple(hidden)
 
 
+def _forged(what, tail) -> SetupFailure:
+    """A learner's worker answered what the grader's own worker never sends: the whole submission
+    is `tampered`, not one test."""
+    return SetupFailure('tampered', 'the process running your code answered {}; was the grader '
+                        'changed from inside it?'.format(what), tail)
+
+
 class _Session:
-    """One worker with its setup done; restarted after a failure, within one time budget."""
+    """One side's worker with its setup done; restarted after a failure, within one time budget.
+
+    `observe(probe)` is one probe's way through it, in order: decided without the worker (a device
+    probe on a run without a device), a restart (or what stops one), the request (or the worker
+    failing under it), the answer (a value, or the code's error). Each failure kind has a method
+    of its own; a `SetupFailure` it returns ends the whole side."""
 
     def __init__(self, target, device_mode, limits, era):
         self.target, self.device_mode, self.limits, self.era = target, device_mode, limits, era
@@ -188,10 +132,10 @@ class _Session:
     def note_timeout(self, exc: WorkerFailure) -> str:
         """Remember the function a probe was running when it ran past the call limit, so that the
         next probes stuck in the same call are stopped there early (`SameTimeout`)."""
-        m = _RUNNING.search(exc.message)
-        if not self.learner or exc.reason != 'timeout' or _WHOLE_RUN in exc.message or not m:
+        m = RUNNING.search(exc.message)
+        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m:
             return ''
-        place = _PLACE.match(m['where'])
+        place = PLACE.match(m['where'])
         if place:
             self.stuck.setdefault((place['file'], place['func']), m['where'])
         return m['where']
@@ -205,6 +149,16 @@ class _Session:
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
+    # -- starting --
+
+    def begin(self, during: str) -> SetupFailure | None:
+        """Start a worker and set it up; a worker that fails doing so, in words for `during`."""
+        try:
+            return self.start()
+        except WorkerFailure as e:
+            self.close()
+            return SetupFailure(e.reason, explain(e, self.limits, during), e.output_tail)
+
     def start(self):
         # a restarted worker gets what is left of the submission's time, not a fresh allowance
         limits = dataclasses.replace(self.limits, total_s=max(self.remaining(), 0.05))
@@ -216,22 +170,118 @@ class _Session:
         except GraderError as e:
             if not self.learner:
                 raise   # the reference's worker: a bug of ours
-            tail = self.close()
-            return SetupFailure('tampered', 'the process running your code answered the grader\'s '
-                                'setup with something the grader\'s own worker never sends ({}); was '
-                                'the grader changed from inside it?'.format(str(e)[:200]), tail)
+            return _forged('the grader\'s setup with something the grader\'s own worker never sends '
+                           '({})'.format(str(e)[:200]), self.close())
         if not answer['ok']:
             tail = self.close()
-            return _setup_failure(answer['error'], tail)
+            return SetupFailure(*setup_failure(answer['error']), tail)
         self.setup_info = answer['result']
         if self.learner and not _setup_shaped(self.setup_info):
-            tail = self.close()
-            return SetupFailure('tampered', 'the process running your code answered the grader\'s '
-                                'setup with a report the grader\'s own worker never writes; was the '
-                                'grader changed from inside it?', tail)
+            return _forged('the grader\'s setup with a report the grader\'s own worker never writes',
+                           self.close())
         if isinstance(self.setup_info, dict):
             self.note_findings(self.setup_info.get('findings'))
         return None
+
+    # -- one probe --
+
+    def observe(self, probe):
+        """(the probe's Observation, whether the worker answered it), or the SetupFailure that
+        ends the side."""
+        if probe.device == 'gpu' and self.device_mode == 'cpu':
+            # decided here, without asking the worker (whose word on skips is not taken)
+            return Observation(probe, value={'__skipped__': NO_DEVICE}), False
+        if self.worker is None:
+            stopped = self.restart(probe)
+            if stopped is not None:
+                return stopped if isinstance(stopped, SetupFailure) else (stopped, False)
+        started = time.perf_counter()
+        try:
+            answer = self.worker.request({'op': 'probe', 'scenario': probe.scenario,
+                                          'params': wire.encode(dict(probe.params)),
+                                          'seed': probe.seed, 'device': probe.device,
+                                          **self.stuck_request()})
+        except WorkerFailure as e:
+            return self.worker_failed(probe, e, time.perf_counter() - started), False
+        except GraderError as e:
+            return self.unusable_answer(probe, e, time.perf_counter() - started), False
+        duration = time.perf_counter() - started
+        got = self.value(probe, answer, duration) if answer['ok'] else \
+            self.error(probe, answer['error'], duration)
+        return got if isinstance(got, SetupFailure) else (got, True)
+
+    def restart(self, probe):
+        """A fresh worker after a failure: None once it runs, else the probe's Observation (the
+        time is up, or the restart failed) or the SetupFailure of a tampered one."""
+        if self.remaining() <= 0:
+            return _not_run(probe, 'not run: your code had already used up the {:g} s allowed for '
+                            'grading the whole submission'.format(self.limits.total_s))
+        failure = self.begin('restarting your code after a failure')
+        if failure is None:
+            return None
+        if failure.code == 'tampered':
+            return failure
+        return Observation(probe, error=LearnerError(
+            'WorkerFailure', failure.message, kind='timeout' if failure.code == 'timeout' else 'worker'))
+
+    def worker_failed(self, probe, e: WorkerFailure, duration) -> Observation:
+        """The worker died, hung or broke a limit under this probe: it fails, the next restarts."""
+        self.close()
+        where = self.note_timeout(e)
+        return Observation(probe, error=LearnerError(
+            'WorkerFailure', explain(e, self.limits, 'this test'),
+            kind='timeout' if e.reason == 'timeout' else 'worker', where=where,
+            traceback=tuple(e.output_tail.splitlines()[-6:])), duration_s=duration)
+
+    def unusable_answer(self, probe, e: GraderError, duration) -> Observation:
+        """An answer no untouched worker sends (the reference's: a bug of ours)."""
+        if not self.learner:
+            raise e
+        self.close()
+        return Observation(probe, error=LearnerError(
+            'WorkerFailure', 'the process running your code sent an answer the grader cannot use '
+            '({}); was the grader\'s code changed from inside it?'.format(e), kind='worker'),
+            duration_s=duration)
+
+    def value(self, probe, answer, duration):
+        """A report: decoded, or -- malformed, so forged -- the end of a learner's side."""
+        try:
+            value = wire.decode(answer['result'])
+        except WorkerFailure as e:
+            if not self.learner:
+                raise GraderError('the reference\'s worker sent malformed data: {}'.format(
+                    e.message)) from None
+            return _forged('with data the grader\'s own code never produces ({})'.format(e.message),
+                           self.close())
+        return Observation(probe, value=value, duration_s=duration)
+
+    def error(self, probe, error, duration):
+        """The code's error under this probe, or what the grader's own modules in the worker
+        answered: the tripwire (the side ends), a refusal (a bug of ours), the same timeout."""
+        kind = error.get('type')
+        if kind == TAMPERED:
+            tail = self.close()
+            return SetupFailure('tampered', str(error.get('message', ''))[:2000], tail)
+        if error.get('internal'):
+            raise GraderError('the worker refused probe {}: {}'.format(probe.scenario,
+                                                                       error.get('message')))
+        if kind == SAME_TIMEOUT and self.stuck and \
+                str(error.get('message', '')).startswith(self.token + ' '):
+            return _same_timeout(probe, error, self.limits, duration)
+        return Observation(probe, error=learner_error(error), duration_s=duration)
+
+    # -- advice and the end --
+
+    def ask_findings(self):
+        """The compatibility findings of the last worker (those of earlier ones came at setup)."""
+        if self.worker is None:
+            return
+        try:
+            answer = self.worker.request({'op': 'findings'})
+            if answer['ok']:
+                self.note_findings(wire.decode(answer['result']))
+        except (WorkerFailure, GraderError):
+            pass   # compatibility notes are advice; a worker that garbles them loses them
 
     def note_findings(self, found):
         """Compatibility findings a worker reported (at setup, at the end), kept across restarts:
@@ -267,7 +317,7 @@ def _setup_shaped(info) -> bool:
         and all(isinstance(n, str) for n in info['scenarios'])
 
 
-def _same_timeout(probe, error, session, limits, duration) -> Observation:
+def _same_timeout(probe, error, limits, duration) -> Observation:
     """A probe stopped early in a call where an earlier one ran out of time: not run, because of
     that timeout (one timeout is one finding, however many tests reach the same loop)."""
     where = str(error.get('message', '')).split(' ', 1)[1]
@@ -282,132 +332,65 @@ def _not_run(probe, message) -> Observation:
     return Observation(probe, error=LearnerError('WorkerFailure', message, kind='timeout'))
 
 
+NO_DEVICE = 'needs a device, and this run has none (--device cpu)'
+
+
 def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='current',
-            progress=None) -> Observed:
+            progress=None) -> WorkerRun:
+    """Observe one side: every probe's `Observation`, in one worker restarted after failures.
+    A learner's worker that answers what the grader's own never does ends the side with a
+    `tampered` failure; a skip it claims is kept in `claimed_skips`, for `believe_skips` to decide
+    once the reference is observed too."""
     session = _Session(target, device_mode, limits, era)
-    try:
-        failure = session.start()
-    except WorkerFailure as e:
-        session.close()
-        return Observed({}, None, SetupFailure(e.reason, explain(e, limits, 'importing your code'),
-                                               e.output_tail), (), e.output_tail)
+    failure = session.begin('importing your code')
     if failure is not None:
-        return Observed({}, None, failure, (), failure.output_tail)
-    observations = {}
-    findings = ()
+        return WorkerRun({}, None, failure, (), failure.output_tail)
+    observations, claims = {}, []
     try:
         for probe in probes:
-            if probe.device == 'gpu' and device_mode == 'cpu':
-                # decided here, without asking the worker (whose word on skips is not taken)
-                observations[probe] = Observation(probe, value={
-                    '__skipped__': 'needs a device, and this run has none (--device cpu)'})
-                continue
-            if session.worker is None:
-                if session.remaining() <= 0:
-                    observations[probe] = _not_run(probe, 'not run: your code had already used up the '
-                                                   '{:g} s allowed for grading the whole submission'.format(
-                                                       limits.total_s))
-                    continue
-                try:
-                    failure = session.start()
-                except WorkerFailure as e:
-                    session.close()
-                    failure = SetupFailure(e.reason, explain(e, limits, 'restarting your code after a '
-                                                             'failure'), e.output_tail)
-                if failure is not None:
-                    if failure.code == 'tampered':
-                        return Observed(observations, None, failure, (), failure.output_tail)
-                    observations[probe] = Observation(probe, error=LearnerError(
-                        'WorkerFailure', failure.message,
-                        kind='timeout' if failure.code == 'timeout' else 'worker'))
-                    continue
-            started = time.perf_counter()
-            try:
-                answer = session.worker.request({'op': 'probe', 'scenario': probe.scenario,
-                                                 'params': wire.encode(dict(probe.params)),
-                                                 'seed': probe.seed, 'device': probe.device,
-                                                 **session.stuck_request()})
-            except WorkerFailure as e:
-                session.close()
-                kind = 'timeout' if e.reason == 'timeout' else 'worker'
-                where = session.note_timeout(e)
-                observations[probe] = Observation(probe, error=LearnerError(
-                    'WorkerFailure', explain(e, limits, 'this test'), kind=kind, where=where,
-                    traceback=tuple(e.output_tail.splitlines()[-6:])),
-                    duration_s=time.perf_counter() - started)
-                continue
-            except GraderError as e:
-                if not session.learner:
-                    raise   # the reference's worker: a bug of ours
-                # the learner's worker answered something no untouched worker sends
-                session.close()
-                observations[probe] = Observation(probe, error=LearnerError(
-                    'WorkerFailure', 'the process running your code sent an answer the grader cannot '
-                    'use ({}); was the grader\'s code changed from inside it?'.format(e), kind='worker'),
-                    duration_s=time.perf_counter() - started)
-                continue
-            duration = time.perf_counter() - started
-            if answer['ok']:
-                try:
-                    value = wire.decode(answer['result'])
-                except WorkerFailure as e:
-                    if not session.learner:
-                        raise GraderError('the reference\'s worker sent malformed data: {}'.format(
-                            e.message)) from None
-                    # a malformed answer is forged: the whole submission, not this one test
-                    tail = session.close()
-                    return Observed(observations, None, SetupFailure(
-                        'tampered', 'the process running your code answered with data the grader\'s '
-                        'own code never produces ({}); was the grader changed from inside it?'.format(
-                            e.message), tail), (), tail)
-                if isinstance(value, dict) and '__skipped__' in value and session.learner and \
-                        not _believed_skip(probe, device_mode, limits):
-                    tail = session.close()
-                    return Observed(observations, None, SetupFailure(
-                        'tampered', 'the process running your code claimed it could not run the test '
-                        '{} ({!r}), which the reference runs here; the grader\'s code was changed from '
-                        'inside it'.format(probe.scenario, str(value['__skipped__'])[:200]),
-                        tail), (), tail)
-                observations[probe] = Observation(probe, value=value, duration_s=duration)
-            else:
-                error = answer['error']
-                if error.get('type') == TAMPERED:
-                    tail = session.close()
-                    return Observed(observations, None, SetupFailure(
-                        'tampered', str(error.get('message', ''))[:2000], tail), (), tail)
-                if error.get('internal'):
-                    raise GraderError('the worker refused probe {}: {}'.format(
-                        probe.scenario, error.get('message')))
-                if error.get('type') == SAME_TIMEOUT and session.stuck and \
-                        str(error.get('message', '')).startswith(session.token + ' '):
-                    observations[probe] = _same_timeout(probe, error, session, limits, duration)
-                else:
-                    observations[probe] = _error_observation(probe, error, duration)
-            if progress:
+            got = session.observe(probe)
+            if isinstance(got, SetupFailure):
+                return WorkerRun(observations, None, got, (), got.output_tail)
+            observation, answered = got
+            observations[probe] = observation
+            if answered and session.learner and _skipped(observation):
+                claims.append(probe)
+            if answered and progress:
                 progress()
-        if session.worker is not None:
-            try:
-                answer = session.worker.request({'op': 'findings'})
-                if answer['ok']:
-                    session.note_findings(wire.decode(answer['result']))
-            except (WorkerFailure, GraderError):
-                pass   # compatibility notes are advice; a worker that garbles them loses them
-        findings = session.findings()
+        session.ask_findings()
     finally:
         tail = session.close()
-    return Observed(observations, session.setup_info, None, findings, tail)
+    return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims))
 
 
-def _believed_skip(probe, device_mode, limits) -> bool:
-    """A scenario may skip for a reason of the environment (an optional package is missing). A
-    learner's worker saying so is believed only when the reference, asked the same thing in the
-    same environment, skips it too."""
-    try:
-        got = observe_reference([probe], limits=limits, device_mode='cpu' if device_mode == 'cpu' else 'sim')
-    except GraderError:
-        return False
-    obs = got.observations.get(probe)
-    return obs is not None and obs.ok and isinstance(obs.value, dict) and '__skipped__' in obs.value
+def _skipped(observation) -> bool:
+    return observation.ok and isinstance(observation.value, dict) and '__skipped__' in observation.value
+
+
+def believe_skips(learner: WorkerRun, reference: WorkerRun, *, limits: Limits,
+                  device_mode: str) -> WorkerRun:
+    """Trust, decided once both sides are observed. A scenario may skip for a reason of the
+    environment (an optional package is missing); a learner's worker saying so is believed only
+    when the reference, asked the same thing in the same environment, skips it too. One skip it
+    does not make ends the learner's side in a `tampered` failure. The reference is asked here for
+    what it was not asked already (from its cache where it has it); its failure is the grader's
+    (GraderError)."""
+    if learner.failure is not None or not learner.claimed_skips:
+        return learner
+    mode = 'cpu' if device_mode == 'cpu' else 'sim'   # what the reference side was observed in: sim
+    known = dict(reference.observations) if mode == 'sim' else {}
+    missing = [p for p in learner.claimed_skips if p not in known]
+    if missing:
+        known.update(observe_reference(missing, limits=limits, device_mode=mode).observations)
+    for probe in learner.claimed_skips:
+        theirs = known.get(probe)
+        if theirs is None or not _skipped(theirs):
+            why = str(learner.observations[probe].value['__skipped__'])[:200]
+            return dataclasses.replace(learner, setup=None, findings=(), failure=SetupFailure(
+                'tampered', 'the process running your code claimed it could not run the test {} ({!r}), '
+                'which the reference runs here; the grader\'s code was changed from inside it'.format(
+                    probe.scenario, why), learner.output_tail))
+    return learner
 
 
 def _compat(f):
@@ -416,53 +399,19 @@ def _compat(f):
             'fix': str(f.get('fix', '')), 'count': max(1, int(f.get('count', 1)))}
 
 
-# -- the reference, cached ------------------------------------------------------------------------
-
-def _tree_hash(folders):
-    h = hashlib.sha256()
-    for folder in folders:
-        for path in sorted(Path(folder).rglob('*.py')):
-            h.update(str(path.relative_to(folder)).encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:16]
-
-
-_VERSION = None
-
-
-def reference_version() -> str:
-    global _VERSION
-    if _VERSION is None:
-        import reference
-        _VERSION = '{}-{}-np{}'.format(
-            _tree_hash([reference.ROOT / 'dezero']),
-            _tree_hash([_GRADER_DIR / 'sandboxed']), np.__version__)
-    return _VERSION
-
-
-def cache_dir() -> Path:
-    base = os.environ.get('DEZERO_GRADER_CACHE')
-    if base:
-        return Path(base)
-    return Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / 'dezero-grader'
-
-
-def _cache_path(probe):
-    key = hashlib.sha256((reference_version() + probe.key).encode()).hexdigest()
-    return cache_dir() / 'reference' / key[:2] / (key + '.json')
-
+# -- the reference, asked again when its worker fails ------------------------------------------
 
 REFERENCE_TRIES = 2
 
 
-def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=True) -> Observed:
+def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=True) -> WorkerRun:
     """The reference's answers to `probes`, from the cache where it has them. The reference is
     the grader's own code: a worker of it that fails (stopped by the machine, out of time under
     load) is the grader's trouble, never the learner's, so it is tried again in a fresh worker;
     what still fails raises GraderError, worded as the grader's failure."""
     observations, missing = {}, []
     for probe in probes:
-        path = _cache_path(probe)
+        path = cache_path(probe)
         if use_cache and path.is_file():
             try:
                 with open(path, encoding='utf-8') as f:
@@ -472,7 +421,7 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
                 pass   # a damaged cache entry is recomputed
         missing.append(probe)
     if not missing:
-        return Observed(observations, {'cached': True}, None)
+        return WorkerRun(observations, {'cached': True}, None)
     setup, trouble = None, ''
     for _ in range(REFERENCE_TRIES):
         target = reference_target()
@@ -492,12 +441,12 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
             observations[probe] = obs
             if obs.ok and use_cache:
                 try:
-                    write_text_atomic(_cache_path(probe), json.dumps(wire.encode(obs.value)))
+                    write_text_atomic(cache_path(probe), json.dumps(wire.encode(obs.value)))
                 except OSError:
                     pass   # a read-only cache only costs time
         missing = [p for p in missing if p not in observations]
         if not missing:
-            return Observed(observations, setup, None)
+            return WorkerRun(observations, setup, None)
     raise GraderError('the grader\'s reference implementation failed {} times in a row ({}); this '
                       'is a failure of the grader or of this machine, not of the submission: grade '
                       'again, and report it if it persists'.format(REFERENCE_TRIES, trouble.strip()))

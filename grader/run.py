@@ -19,11 +19,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, bwrap, diagnose, fingerprints, load, score, scorecard
+from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
+from grader.contracts.shapes import conformance
 from grader.errors import GraderError, SubmissionError
-from grader.model import FAILING, CheckResult, Finding
-from grader.observe import Target, observe, observe_reference
+from grader.model import CheckResult, Finding
+from grader.status import FAILING
+from grader.observe import Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
 
@@ -135,6 +137,9 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                               progress=progress.advance if progress else None)
             try:
                 reference = ref_future.result()
+                # trust, decided once both sides are observed
+                learner = believe_skips(learner, reference, limits=options.limits,
+                                        device_mode=device_mode)
             except GraderError as e:
                 # the learner still gets a scorecard, and it says whose failure it was
                 return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
@@ -144,8 +149,12 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
-        results = judge(work, assignment, learner, reference, device_mode, seed, sub,
-                        options=options)
+        try:
+            results = judge(work, assignment, learner, reference, device_mode, seed, sub,
+                            options=options)
+        except GraderError as e:   # a judge's own bug: loud, and the learner still gets a scorecard
+            return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
+                                     str(e), seed=seed, started=started, submission=sub)
         diagnosis = diagnose_results(results, assignment)
         results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
@@ -195,22 +204,46 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
                                 'not judged, so it earns nothing (grade with --device sim, the '
                                 'default without a GPU)')]
         else:
-            try:
-                findings = definition.judge(JudgeInput(
-                    params=use.params, tolerance=dict(definition.tolerance, **use.tolerance),
-                    plan=pl, learner={p: learner.observations[p] for p in pl.learner},
-                    reference={p: reference.observations[p] for p in pl.reference}))
-            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
-                # judges read reports shaped by the grader's scenarios; another shape means the
-                # learner's worker forged it (the reference passes every judge: selftest)
-                findings = [Finding('error', 'what your code\'s process reported for this check '
-                                    'does not have the form the grader\'s own code produces '
-                                    '({}: {}); was the grader changed from inside?'.format(
-                                        type(e).__name__, str(e)[:200]))]
+            findings = _judged(use, definition, pl, learner, reference)
         probe_time = sum(learner.observations[p].duration_s for p in pl.learner)
         results.append(_result(use, findings, is_regression, faults, seed, sub,
                                time.perf_counter() - t0 + probe_time, assignment.step, again))
     return results
+
+
+def _judged(use, definition, pl, learner, reference) -> list:
+    """The findings of one check's judge. A judge reads reports of the shapes their scenarios
+    declare (`grader.contracts`; the reference's reports fit them: `test_contracts`). When it
+    fails, the learner's reports are held against those shapes: one that does not fit was forged
+    by the learner's worker, and the check is an error of the submission's; if they all fit, the
+    judge itself is wrong -- a GraderError, never blamed on the learner."""
+    mine = {p: learner.observations[p] for p in pl.learner}
+    try:
+        return definition.judge(JudgeInput(
+            params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
+            learner=mine, reference={p: reference.observations[p] for p in pl.reference}))
+    except Exception as e:
+        problems = misshapen_reports(mine.values())
+        if problems:
+            return [Finding('error', 'what your code\'s process reported for this check does not '
+                            'have the form the grader\'s own code produces ({}); was the grader '
+                            'changed from inside?'.format(problems[0][:200]))]
+        raise GraderError('the grader failed judging check {} on reports of the declared form '
+                          '({}: {}); this is a bug of the grader, not of the submission: report '
+                          'it'.format(use.id, type(e).__name__, str(e)[:200])) from e
+
+
+def misshapen_reports(observations) -> list:
+    """What, in the reports among `observations`, does not fit the shape their scenario declares
+    (`grader.contracts.shapes.conformance`), as 'scenario: problem' lines."""
+    declared = contracts.load_all()
+    out = []
+    for obs in observations:
+        declaration = declared.get(obs.probe.scenario)
+        if obs.ok and declaration is not None:
+            out += ['{}: {}'.format(obs.probe.scenario, problem)
+                    for problem in conformance(declaration.report, obs.value)]
+    return out
 
 
 def diagnose_results(results, assignment) -> dict:

@@ -279,6 +279,9 @@ def _unreferenced_judge(inp, section):
     inner names are not the book's) reports `unreferenced`: why, analytic gradients beside
     central differences, and properties. Judged on those; the first finding says so."""
     what = inp.params.get('what', inp.params['scenario'])
+    if 'why' not in section:   # the section is a phase that raised: {"raised", "message"}
+        return [Finding('failed', '{}: {}'.format(what, _raised_text(section)), case='run',
+                        evidence={'raised': section.get('raised', ''), 'where': section.get('where', '')})]
     findings = [Finding('passed', 'graded without the reference\'s numbers: ' + section['why'],
                         evidence={'graded_without_reference': True, 'reason': section['why']},
                         case='graded_without_reference')]

@@ -46,28 +46,25 @@ _os_write = os.write
 _os_exit = os._exit
 _getpid = os.getpid
 
-import collections  # noqa: E402
 import errno  # noqa: E402
 import faulthandler  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import signal  # noqa: E402
 
+from grader.sandboxed import capture  # noqa: E402  (standard library only)
+
 # ASCII output: lone surrogates in learner strings (odd file names) stay valid JSON as escapes.
 _encode_json = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
 _decode_json = json.JSONDecoder().decode
-_deque = collections.deque
 
 FDS_ENV = "DEZERO_GRADER_FDS"
 PATH_ENV = "DEZERO_GRADER_PATH"      # the learner's import folders, os.pathsep-separated
 HIDDEN_ENV = "DEZERO_GRADER_HIDDEN"  # folders the code may not read (the reference, its cached answers)
 EXIT_CHANNEL_LOST = 86  # the answer pipe is gone (closed by learner code, or the parent died)
 EXIT_BAD_START = 87     # the handler module could not be imported
-MAX_TRACEBACK = 20
-MAX_TEXT = 4000
 
 _THIS_FILE = os.path.abspath(__file__)
-_GRADER_DIR = os.path.dirname(_THIS_FILE)
 _CWD = os.path.realpath(os.getcwd())
 _REQUEST_FD = -1
 _ANSWER_FD = -1
@@ -121,61 +118,13 @@ def _send(answer: dict) -> None:
 
 # -- error answers --------------------------------------------------------------------------------
 
-def _text(value: object) -> str:
-    try:
-        text = str(value)
-    except BaseException:  # a learner's __str__ may itself raise
-        text = f"<unprintable {type(value).__name__}>"
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " ..."
-
-
-def _rel(filename: str) -> str:
-    if filename.startswith(_CWD + os.sep):
-        return filename[len(_CWD) + 1:]
-    return filename
-
-
-def _ours(filename: str) -> bool:
-    return filename.startswith(_GRADER_DIR + os.sep) or filename.startswith("<frozen")
-
-
-class _Frame:
-    __slots__ = ("filename", "lineno", "name")
-
-    def __init__(self, filename: str, lineno, name: str) -> None:
-        self.filename, self.lineno, self.name = filename, lineno, name
-
-
-def _last_frames(tb, keep: int) -> list:
-    """The innermost ``keep`` frames of a traceback. Only these are looked at: formatting all of a
-    traceback a million frames deep (a recursion under a raised recursion limit) would take
-    longer than the time limit, and the learner would be blamed for the grader's slowness."""
-    last = _deque(maxlen=keep)
-    while tb is not None:
-        last.append(tb)
-        tb = tb.tb_next
-    return [_Frame(t.tb_frame.f_code.co_filename, t.tb_lineno, t.tb_frame.f_code.co_name) for t in last]
+_text = capture.text
 
 
 def _error(exc: BaseException) -> dict:
-    frames = [f for f in _last_frames(exc.__traceback__, MAX_TRACEBACK + 8)
-              if f.filename != _THIS_FILE]  # dispatch and guard frames
-    lines = [f"{_rel(f.filename)}:{f.lineno} in {f.name}" for f in frames]
-    # where to look: the innermost line of the submission's own files, else the innermost line
-    # that is not the grader's (a library the code called)
-    where = next((line for f, line in zip(reversed(frames), reversed(lines))
-                  if f.filename.startswith(_CWD + os.sep)), None) or \
-        next((line for f, line in zip(reversed(frames), reversed(lines)) if not _ours(f.filename)), None)
-    if isinstance(exc, SyntaxError) and exc.filename:
-        where = f"{_rel(exc.filename)}:{exc.lineno} in <module>"
-    if isinstance(exc, SystemExit):
-        message = f"the code called sys.exit({exc.code!r})"
-    else:
-        message = _text(exc).replace(_CWD + os.sep, "")   # paths as the learner knows them
-    error = {"type": type(exc).__name__, "message": message, "traceback": lines[-MAX_TRACEBACK:], "where": where}
-    if isinstance(exc, OSError) and isinstance(exc.errno, int):
-        error["errno"] = exc.errno
-    return {"ok": False, "error": error}
+    """An exception of the code as an error answer (``grader.sandboxed.capture.describe``),
+    without this file's dispatch and guard frames."""
+    return {"ok": False, "error": capture.describe(exc, top=_CWD, skip=(_THIS_FILE,))}
 
 
 def _internal(message: str) -> dict:
@@ -391,10 +340,8 @@ def _handle(handlers: dict, payload: bytes) -> dict | None:
     fn = handlers.get(op)
     if fn is None:
         return _internal(f"unknown op {op!r}; this worker knows ping, exit, {', '.join(sorted(handlers))}")
-    try:
-        return {"ok": True, "result": fn(msg)}
-    except BaseException as exc:  # SystemExit and KeyboardInterrupt are answers too
-        return _error(exc)
+    call = capture.Call.of(fn, msg)   # SystemExit and KeyboardInterrupt are answers too
+    return {"ok": True, "result": call.value} if call.ok else _error(call.exception)
 
 
 def main(argv: list[str]) -> None:

@@ -235,7 +235,7 @@ def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learn
         if target.entry.get('kind') == 'reference':
             calls.append(len(probes))
             if len(calls) == 1:   # the first reference worker is killed under it
-                return obs.Observed({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+                return obs.WorkerRun({}, None, obs.SetupFailure('memory', 'killed'), (), '')
         return real(target, probes, **kw)
 
     monkeypatch.setattr(obs, 'observe', flaky)
@@ -244,7 +244,7 @@ def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learn
 
     def broken(target, probes, **kw):
         if target.entry.get('kind') == 'reference':
-            return obs.Observed({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+            return obs.WorkerRun({}, None, obs.SetupFailure('memory', 'killed'), (), '')
         return real(target, probes, **kw)
 
     monkeypatch.setattr(obs, 'observe', broken)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from grader import assignments, faults, load, repro, run, selftest
-from grader.model import FAILING
+from grader.status import FAILING
 
 SEED = 2026
 REPO = Path(__file__).resolve().parents[2]

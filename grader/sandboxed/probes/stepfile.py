@@ -22,6 +22,8 @@ import sys
 import traceback
 import types
 
+from grader.sandboxed import capture
+
 # Global modes of the book's API and their default values (step 18: Config.enable_backprop).
 DEFAULT_MODES = {'enable_backprop': True}
 _HELPERS = {}   # step module name -> the submission's helper modules it imported
@@ -39,14 +41,14 @@ def run(module_name, path):
     code = compile(source, path, 'exec')
     demo_error = None
     before = set(sys.modules)
-    try:
-        exec(code, module.__dict__)
-    except SyntaxError:
-        raise
-    except ImportError as e:
-        raise _import_failure(e, path) from None
-    except BaseException as e:  # noqa: B902 - SystemExit in a demo is recorded, not obeyed
-        demo_error = {'type': type(e).__name__, 'message': str(e)[:500]}
+    # SystemExit in a demo is recorded, not obeyed
+    call = capture.Call.of(exec, code, module.__dict__)
+    if isinstance(call.exception, SyntaxError):
+        raise call.exception
+    if isinstance(call.exception, ImportError):
+        raise _import_failure(call.exception, path) from None
+    if not call.ok:
+        demo_error = {'type': type(call.exception).__name__, 'message': capture.text(call.exception)[:500]}
     _HELPERS[module_name] = _helpers(module, root, set(sys.modules) - before)
     restored = restore_modes(module)
     if restored:

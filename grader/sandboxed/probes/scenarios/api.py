@@ -1,4 +1,5 @@
 """Which public names a submission has, and plain calls of public functions."""
+from grader.sandboxed import capture
 from grader.sandboxed.probes.registry import scenario
 
 
@@ -31,11 +32,12 @@ def call_values(ctx, target, cases):
     fn = ctx.api.get(target)
     out = []
     for args in cases:
-        try:
-            value = fn(*[tuple(a) if isinstance(a, list) else a for a in args])
-        except Exception as e:
-            out.append({'raised': type(e).__name__})
+        call = capture.Call.of(fn, *[tuple(a) if isinstance(a, list) else a for a in args],
+                               catch=Exception)
+        if not call.ok:
+            out.append({'raised': type(call.exception).__name__})
             continue
+        value = call.value
         if isinstance(value, tuple):
             value = list(value)
         out.append({'value': value, 'type': type(value).__name__})

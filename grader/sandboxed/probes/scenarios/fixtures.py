@@ -17,34 +17,26 @@ import shutil
 import tempfile
 import zlib
 
+from grader.sandboxed import capture
+
 
 def phase(results, name, fn):
     """Run one phase; record what it returned, or the exception it raised (type, message)."""
-    try:
-        results[name] = fn()
-    except Exception as e:
-        results[name] = raised(e)
+    call = capture.Call.of(fn, catch=Exception)
+    results[name] = call.value if call.ok else raised(call.exception)
 
 
 def raised(e):
     """An exception as a phase reports it: its type, its message (with the paths of the worker's
     scratch folders as the learner knows them) and, when the learner's code raised it, the
     innermost `file:line in function` of the submission's own files."""
-    info = {'raised': type(e).__name__, 'message': scrub_paths(_text(e))[:300]}
-    where = learner_where(e.__traceback__)
+    info = {'raised': type(e).__name__, 'message': scrub_paths(capture.text(e))[:300]}
+    where = capture.learner_where(e.__traceback__)
     if where:
         info['where'] = where
     return info
 
 
-def _text(e):
-    try:
-        return str(e)
-    except Exception:   # a learner's __str__ may raise
-        return '<unprintable {}>'.format(type(e).__name__)
-
-
-_GRADER_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # a scenario's own scratch folder for files (ScratchDir), inside the worker's TMPDIR
 _SCRATCH = re.compile(r'(?:[^\s\'"]*/)?dezero-probe-[A-Za-z0-9_]+/')
 
@@ -54,19 +46,6 @@ def scrub_paths(text):
     learner knows (relative to the submission's top), a scenario's temporary folder a name."""
     top = os.getcwd() + os.sep
     return _SCRATCH.sub('<temporary folder>/', text.replace(top, ''))
-
-
-def learner_where(tb):
-    """The innermost frame of a traceback in the submission's own files (under the worker's
-    current folder, the submission's top), as `file:line in function`; '' when none is."""
-    top = os.getcwd() + os.sep
-    where = ''
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if name.startswith(top) and not name.startswith(_GRADER_DIR + os.sep):
-            where = '{}:{} in {}'.format(name[len(top):], tb.tb_lineno, tb.tb_frame.f_code.co_name)
-        tb = tb.tb_next
-    return where
 
 
 def role_salt(role):

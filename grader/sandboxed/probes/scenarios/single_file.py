@@ -16,8 +16,10 @@ import weakref
 
 import numpy as np
 
+from grader.sandboxed import capture
 from grader.sandboxed.probes.registry import scenario
 from grader.sandboxed.probes.scenarios.fn_before_core import Names, export, host_value, is_variable
+from grader.sandboxed.probes.scenarios import fixtures
 from grader.sandboxed.probes.scenarios.fixtures import raised
 
 _array = np.array
@@ -30,20 +32,14 @@ builtin_repr = repr   # `meta` has a parameter named repr
 
 def phase(results, name, fn):
     """Run one phase; record its outcome or the exception it raised (type, message)."""
-    try:
-        results[name] = fn()
-    except Exception as e:
-        results[name] = raised(e)
+    fixtures.phase(results, name, fn)
     return results
 
 
 def outcome(fn):
     """'accepted', or the name of the exception `fn` raised."""
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__
-    return 'accepted'
+    call = capture.Call.of(fn, catch=Exception)
+    return 'accepted' if call.ok else type(call.exception).__name__
 
 
 # -- step 1: the box ------------------------------------------------------------------------------

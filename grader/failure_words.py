@@ -1,0 +1,84 @@
+"""A learner's worker failing, as the learner is told it: why their code could not be set up
+(`setup_failure`), and a `WorkerFailure` in words that name the limit and the option that sets it
+(`explain`). Pure functions of the answers and the limits; `grader.observe` uses them."""
+from __future__ import annotations
+
+import re
+
+from grader.errors import WorkerFailure
+from grader.sandbox import Limits
+
+TAMPERED = 'GraderModified'   # the error type grader.sandboxed.probes.handlers answers when its tripwire fires
+SAME_TIMEOUT = 'SameTimeout'  # ... and when a probe is stuck where an earlier one timed out
+
+
+def setup_failure(answer_error) -> tuple:
+    """(code, text) for a worker whose setup answered an error: what the learner is told."""
+    kind = answer_error.get('type', 'Exception')
+    where = answer_error.get('where') or ''
+    message = answer_error.get('message', '')
+    at = ' at ' + where if where else ''
+    if kind in ('SyntaxError', 'IndentationError', 'TabError'):
+        code = 'syntax-error'
+        text = 'your code has a syntax error: {}{}'.format(message, at)
+    elif kind in ('ModuleNotFoundError', 'ImportError'):
+        code = 'import-error'
+        text = 'importing your code failed with {}: {}{}'.format(kind, message, at)
+    elif kind == 'SystemExit':
+        code = 'exited'
+        text = 'importing your code ended early: {}{}; a module must not end the program when it is ' \
+               'imported (put demo code under `if __name__ == "__main__":`)'.format(message, at)
+    elif kind == TAMPERED:
+        code = 'tampered'
+        text = message
+    elif kind == 'MemoryError':
+        code = 'memory'
+        text = 'importing your code ran out of memory{} (MemoryError): it tried to use more than the ' \
+               'memory limit'.format(at)
+    elif kind == 'RecursionError':
+        code = 'import-error'
+        text = 'importing your code raised RecursionError{}: a function calls itself without end'.format(at)
+    else:
+        code = 'import-error'
+        text = 'importing your code raised {}: {}{}'.format(kind, message, at)
+    return code, text
+
+
+# Phrases of grader.sandbox's messages that say where the code was and which clock ran out.
+RUNNING = re.compile(r' \(it was running (?P<where>[^()]*)\)$')
+PLACE = re.compile(r'^(?P<file>.+):(?P<line>\d+) in (?P<func>\S+)$')
+WHOLE_RUN = 'whole grading run'
+
+
+def same_timeout_after(limits: Limits) -> float:
+    """How long a probe may stay in one call of a function that already ran out of time before it
+    is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
+    return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
+
+
+def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
+    """A WorkerFailure in words a learner understands: what happened `during` what, which limit
+    (and the option that sets it), and where the code was when it had to be stopped."""
+    m = RUNNING.search(exc.message)
+    where = ' (it was running {})'.format(m['where']) if m else ''
+    reason = exc.reason
+    if reason == 'timeout' and WHOLE_RUN in exc.message:
+        return ('{} did not finish: your code used up the {:g} s allowed for grading the whole '
+                'submission{}').format(during, limits.total_s, where)
+    if reason == 'timeout':
+        return ('{} did not finish within the {:g} s time limit (--timeout){}: look for an endless '
+                'loop, or a loop that waits for something that never comes').format(
+                    during, limits.call_s, where)
+    if reason == 'cpu-time':
+        return '{} used more than the {} s of CPU time allowed{}: look for an endless loop'.format(
+            during, limits.cpu_s, where)
+    if reason == 'memory':
+        return ('{} used more memory than the {} MB limit (--memory): look for an array or list that '
+                'keeps growing').format(during, limits.memory_mb)
+    if reason == 'output-limit':
+        return '{} wrote a file larger than the {} MB limit'.format(during, limits.fsize_mb)
+    if reason == 'exited':
+        return ('{} stopped: the process running your code ended (exit status {}) before it '
+                'answered; does the code call os._exit(), or exit from a child process it '
+                'forked?').format(during, exc.exit_code)
+    return '{} stopped: {}'.format(during, exc.message)

@@ -8,6 +8,7 @@ it. The checks of a cause that is one error of the code are listed once, not blo
 """
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -31,6 +32,12 @@ def printable(text: str, lines: bool = True) -> str:
     pattern = _CONTROLS if lines else _CONTROLS_AND_NEWLINE
     return pattern.sub(lambda m: '\\x{:02x}'.format(ord(m.group())) if ord(m.group()) < 256
                        else '\\u{:04x}'.format(ord(m.group())), text)
+
+
+def html_text(value) -> str:
+    """`value` as HTML shows it and obeys nothing of it: escaped, control characters written as
+    escapes (the HTML report's and the graph drawing's one escape)."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def printable_tree(value):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dezero
-from grader import htmlreport
+from grader import graph_svg, htmlreport
 from grader.checks import gradients
 from grader.sandboxed.probes.context import Api, Ctx
 from grader.sandboxed.probes.scenarios import graph as graph_probe
@@ -80,7 +80,7 @@ def test_the_judge_keeps_only_the_small_known_form_of_what_the_worker_sent():
 def test_the_layout_runs_every_edge_left_to_right():
     value, _ = _trace('reshape_transpose_sum', (12,), (3, 2))
     graph = value['graph']
-    pos = htmlreport.layout(graph)
+    pos = graph_svg.layout(graph)
     assert set(pos) == {('f', k) for k in range(len(graph['nodes']))} | \
         {('v', i) for i in range(len(graph['variables']))}
     for k, n in enumerate(graph['nodes']):
@@ -93,7 +93,7 @@ def test_the_layout_runs_every_edge_left_to_right():
 def test_the_picture_marks_the_divergent_function_and_explains_each_variable():
     value, _ = _trace('deep_diamond', (3,))
     graph = gradients._graph_summary(value['graph'])
-    svg = htmlreport.graph_svg(graph, 'step16/deep_diamond', divergent=2)
+    svg = graph_svg.graph_svg(graph, 'step16/deep_diamond', divergent=2)
     assert svg.count('data-divergent="true"') == 1
     assert 'data-node="2" data-divergent="true"' in svg
     assert svg.count('<title>') == len(graph['nodes']) + len(graph['variables'])
@@ -105,7 +105,7 @@ def test_learner_text_is_shown_never_obeyed():
     graph = {'nodes': [{'type': nasty, 'generation': 0, 'inputs': [1], 'outputs': [0]}],
              'variables': [{'label': nasty, 'name': nasty, 'shape': [1], 'dtype': 'float64'},
                            {'label': 'x0', 'shape': [1], 'dtype': 'float64'}]}
-    svg = htmlreport.graph_svg(graph, nasty, divergent=0)
+    svg = graph_svg.graph_svg(graph, nasty, divergent=0)
     assert '<script' not in svg and '<img' not in svg and '\x1b' not in svg
     assert '&lt;script&gt;' in svg
     assert htmlreport.esc(nasty).startswith('&lt;script&gt;alert(1)&lt;/script&gt;')
@@ -119,11 +119,11 @@ def test_page_names_are_safe_and_distinct():
 
 
 def test_a_huge_graph_is_described_not_drawn():
-    n = htmlreport.MAX_DRAWN
+    n = graph_svg.MAX_DRAWN
     graph = {'nodes': [{'type': 'Add', 'generation': k, 'inputs': [k], 'outputs': [k + 1]}
                        for k in range(n)],
              'variables': [{'label': 'v{}'.format(i), 'shape': [1]} for i in range(n + 1)]}
-    figure = htmlreport.graph_figure(graph, 'big')
+    figure = graph_svg.graph_figure(graph, 'big')
     assert '<svg' not in figure and str(2 * n + 1) in figure
     small = {'nodes': graph['nodes'][:3], 'variables': graph['variables'][:4]}
-    assert htmlreport.graph_figure(small, 'small').count('data-node=') == 3
+    assert graph_svg.graph_figure(small, 'small').count('data-node=') == 3

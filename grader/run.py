@@ -191,7 +191,6 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
     # what a repro snippet needs to run the check again the same way
     again = {'device_mode': device_mode, 'era': options.era,
              'timeout_s': options.limits.call_s or Limits().call_s}
-    faults = assignments.fault_catalogue(assignment)
     for use, is_regression in work.uses:
         t0 = time.perf_counter()
         pl = work.plans[use.id]
@@ -206,7 +205,7 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
         else:
             findings = _judged(use, definition, pl, learner, reference)
         probe_time = sum(learner.observations[p].duration_s for p in pl.learner)
-        results.append(_result(use, findings, is_regression, faults, seed, sub,
+        results.append(_result(use, findings, is_regression, seed, sub,
                                time.perf_counter() - t0 + probe_time, assignment.step, again))
     return results
 
@@ -278,7 +277,7 @@ def _unique(probes):
     return out
 
 
-def _result(use, findings, is_regression, faults, seed, sub, duration, step, again=None):
+def _result(use, findings, is_regression, seed, sub, duration, step, again=None):
     status = score.status_of(findings)
     failing = [f for f in findings if f.status in FAILING]
     if failing:

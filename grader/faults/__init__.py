@@ -24,6 +24,9 @@ from pathlib import Path
 from grader.errors import GraderError
 
 PATCHES: dict = {}
+# the text of each module that registers patches, read once when it registers its first one, so
+# that a variant is made from the code this process runs even if the file is edited meanwhile
+_MODULE_LINES: dict = {}
 
 MARKER = '# --- single-fault variant made by dezero-grade inject ---'
 
@@ -33,13 +36,19 @@ def patch(name):
         if name in PATCHES:
             raise ValueError('patch {!r} registered twice'.format(name))
         PATCHES[name] = fn
+        filename = fn.__code__.co_filename
+        if filename not in _MODULE_LINES:
+            with open(filename, encoding='utf-8') as f:
+                _MODULE_LINES[filename] = f.readlines()
         return fn
     return register
 
 
 def source_of(name: str) -> str:
     fn = PATCHES[name]
-    src = textwrap.dedent(inspect.getsource(fn))
+    lines = _MODULE_LINES[fn.__code__.co_filename]
+    # a decorated function's first line is its first decorator's
+    src = textwrap.dedent(''.join(inspect.getblock(lines[fn.__code__.co_firstlineno - 1:])))
     lines = [line for line in src.splitlines() if not line.startswith('@patch(')]
     return '\n'.join(lines) + '\n'
 

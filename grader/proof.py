@@ -21,18 +21,7 @@ KINDS = (JUDGED, CRASH, COLLATERAL, NEVER)
 # Checks still without a wrong-value fault of their own step, each with why: they are counted
 # and printed as pending, not reported as gaps. Keep this list short and shrinking; a check
 # that becomes proven must leave it (a pending check that is proven is a gap too).
-PENDING = {
-    'step57/state.cnn_follows': 'extension: besides the step-52 optimizer-state fault, only faults '
-                                'that make the host run raise break it; wanted: a step-57 fault '
-                                'whose CNN trains on the host but not after to_gpu()',
-    'step59/device.rnn': 'fails only on faults that do not name it; wanted: a step-59 fault that '
-                         'leaves the RNN state on the host without a crash',
-    'step60/device.lstm': 'fails only on faults that do not name it (step-52 device faults, '
-                          'lstm-cell-not-reset); wanted: a step-60 fault that leaves the LSTM '
-                          'cell on the host without a crash',
-    'step60/lstm.bptt': 'the cut of truncated BPTT is step 59\'s unchain_backward: only its '
-                        'faults break it; wanted: a step-60 fault whose cell state escapes the cut',
-}
+PENDING: dict = {}
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,16 @@ def max_on_host(dz):
         return original(x, axis=axis, keepdims=keepdims)
     dz.functions.max = max_
     dz.Variable.max = max_
+
+
+@patch('conv2d_to_gpu_new_params')
+def conv2d_to_gpu_new_params(dz):
+    # Conv2d moves its weights by building new Parameters from device copies (written to cope
+    # with a W that is still None): the values move, but an optimizer's state is kept per
+    # parameter object, so the moved layer's momentum silently starts again from zero.
+    def to_gpu(self):
+        for name in ('W', 'b'):
+            param = getattr(self, name, None)
+            if param is not None and param.data is not None:
+                setattr(self, name, dz.Parameter(dz.cuda.as_cupy(param.data), name=name))
+    dz.layers.Conv2d.to_gpu = to_gpu

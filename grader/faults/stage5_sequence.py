@@ -58,6 +58,20 @@ def no_unchain_backward(dz):
     del dz.Variable.unchain_backward
 
 
+@patch('rnn_zero_state_host')
+def rnn_zero_state_host(dz):
+    # The first step starts from a zero hidden state made with NumPy: h2h(0) adds nothing, so
+    # every host number is the book's, but on the device the host zeros meet device weights.
+    import numpy as np
+    original = dz.layers.RNN.forward
+
+    def forward(self, x):
+        if self.h is None:
+            self.h = dz.Variable(np.zeros((len(x), self.h2h.out_size)))
+        return original(self, x)
+    dz.layers.RNN.forward = forward
+
+
 # -- step 60: LSTM and SeqDataLoader -------------------------------------------------------------
 @patch('lstm_gate_swap')
 def lstm_gate_swap(dz):
@@ -112,6 +126,46 @@ def lstm_cell_stale_device(dz):
         if getattr(self, 'c', None) is not None:
             self.c = dz.Variable(dz.cuda.as_numpy(self.c.data))
     dz.layers.LSTM.to_gpu = to_gpu
+
+
+@patch('lstm_zero_state_host')
+def lstm_zero_state_host(dz):
+    # The first step starts from zero h and c made with NumPy: h2f(0)... and f·0 add nothing,
+    # so every host number is the book's, but on the device the host zeros meet device weights.
+    import numpy as np
+    original = dz.layers.LSTM.forward
+
+    def forward(self, x):
+        if self.h is None:
+            zeros = np.zeros((len(x), self.h2f.out_size))
+            self.h, self.c = dz.Variable(zeros), dz.Variable(zeros.copy())
+        return original(self, x)
+    dz.layers.LSTM.forward = forward
+
+
+@patch('lstm_cell_computed_twice')
+def lstm_cell_computed_twice(dz):
+    # The cell update written out twice: once inside tanh for h, once for the stored state.
+    # Every value and gradient is the book's, but the stored c is not the one the loss's graph
+    # holds, so loss.unchain_backward() never reaches it and it keeps its creator.
+    def forward(self, x):
+        F = dz.functions
+        gate = {}
+        for g in ('f', 'i', 'o', 'u'):
+            pre = getattr(self, 'x2' + g)(x)
+            if self.h is not None:
+                pre = pre + getattr(self, 'h2' + g)(self.h)
+            gate[g] = F.tanh(pre) if g == 'u' else F.sigmoid(pre)
+        f, i, o, u = gate['f'], gate['i'], gate['o'], gate['u']
+        if self.c is None:
+            h_new = o * F.tanh(i * u)
+            self.c = i * u
+        else:
+            h_new = o * F.tanh(f * self.c + i * u)
+            self.c = f * self.c + i * u
+        self.h = h_new
+        return h_new
+    dz.layers.LSTM.forward = forward
 
 
 @patch('seqloader_jump')

@@ -24,7 +24,7 @@ _DURATION = re.compile(r'^\s*([0-9.]+)s (call|setup|teardown)\s+(\S+)', re.MULTI
 
 def run_once(jobs, top, extra):
     argv = [sys.executable, '-m', 'pytest', '-m', 'not slow', '--durations', str(top),
-            '-n', str(jobs), '--dist', 'loadgroup'] + list(extra)
+            '-n', str(jobs), '--dist', 'loadfile'] + list(extra)
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
     done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)

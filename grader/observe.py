@@ -411,7 +411,7 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
     what still fails raises GraderError, worded as the grader's failure."""
     observations, missing = {}, []
     for probe in probes:
-        path = cache_path(probe)
+        path = cache_path(probe, device_mode)
         if use_cache and path.is_file():
             try:
                 with open(path, encoding='utf-8') as f:
@@ -441,7 +441,7 @@ def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=Tr
             observations[probe] = obs
             if obs.ok and use_cache:
                 try:
-                    write_text_atomic(cache_path(probe), json.dumps(wire.encode(obs.value)))
+                    write_text_atomic(cache_path(probe, device_mode), json.dumps(wire.encode(obs.value)))
                 except OSError:
                     pass   # a read-only cache only costs time
         missing = [p for p in missing if p not in observations]

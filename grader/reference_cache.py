@@ -1,4 +1,4 @@
-"""Where the reference's answers are kept, and under which key: by probe, the reference's sources,
+"""Where the reference's answers are kept, and under which key: by probe and device mode, the reference's sources,
 the sandboxed code that produced them and NumPy's version (they depend on nothing else). Set
 $DEZERO_GRADER_CACHE to move it; a learner's worker may not read it (`grader.observe`)."""
 from __future__ import annotations
@@ -41,6 +41,9 @@ def cache_dir() -> Path:
     return Path(os.environ.get('XDG_CACHE_HOME', Path.home() / '.cache')) / 'dezero-grader'
 
 
-def cache_path(probe):
-    key = hashlib.sha256((reference_version() + probe.key).encode()).hexdigest()
+def cache_path(probe, device_mode: str):
+    """The file of the reference's answer to `probe` in `device_mode` (the same probe has another
+    answer without a device, where its device phases skip)."""
+    key = hashlib.sha256('{}:{}:{}'.format(reference_version(), device_mode, probe.key).encode()
+                         ).hexdigest()
     return cache_dir() / 'reference' / key[:2] / (key + '.json')

@@ -25,6 +25,7 @@ from grader import assignments, batch, faults, load, schema, scorecard, selftest
 from grader.batch import grading, pool
 from grader.progress import Progress
 from grader.status import FAILING, VERDICTS
+from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -50,12 +51,7 @@ def _env():
 
 
 def _cli(*args, check=True, **kwargs):
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True, timeout=120, **kwargs)
-    if check and proc.returncode != 0:
-        raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
-            ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
-    return proc
+    return dezero_grade(*args, expect=(0,) if check else None, timeout=120, **kwargs)
 
 
 def _zip_folder(folder: Path, target: Path) -> None:

@@ -1,9 +1,6 @@
 """`dezero-grade check` end to end, on real submissions: the reference, single-fault variants of
 it, and broken packages. Every scorecard is validated against its schema here too."""
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +8,7 @@ import pytest
 import reference
 from grader import assignments, faults, load, run, schema, scorecard
 from grader.status import FAILING
+from grade_cli import dezero_grade
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 1234
@@ -158,9 +156,7 @@ def test_monkeypatched_numpy_comparisons_do_not_change_the_verdict(tmp_path):
 
 
 def _cli(*args, cwd=REPO):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, '-m', 'grader', *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return dezero_grade(*args, cwd=cwd, timeout=300)
 
 
 def test_cli_exit_codes_and_json(tmp_path):

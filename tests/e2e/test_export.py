@@ -18,6 +18,7 @@ import pytest
 from grader import assignments, faults, load, report, schema, selftest
 from grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
 from grader.status import FAILING
+from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -33,18 +34,8 @@ ROSTER = '''Student,ID,SIS User ID,SIS Login ID,Section,Submission,LTI User ID,E
 '''
 
 
-def _env(**extra):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **extra)
-    return env
-
-
 def _cli(*args, check=True):
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True, timeout=120)
-    if check and proc.returncode != 0:
-        raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
-            ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
-    return proc
+    return dezero_grade(*args, expect=(0,) if check else None, timeout=120)
 
 
 def _fault(step_of_fault):

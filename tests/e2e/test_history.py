@@ -7,13 +7,13 @@ twice, is marked slow."""
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from grader import history, schema
+from grader import schema
 from grader.gitrepo import git_env
+from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULT = 'linear-lazy-in-size'      # a step-44 fault: step 45 runs step 44's checks as regression
@@ -21,11 +21,7 @@ BROKEN = ('step44/linear', 'step44/linear_lazy')
 
 
 def _cli(*args, check=True):
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=900)
-    if check and proc.returncode not in (0, 1):
-        raise AssertionError('exit {}: {}\n{}'.format(proc.returncode, proc.stdout, proc.stderr))
-    return proc
+    return dezero_grade(*args, expect=(0, 1) if check else None, timeout=900)
 
 
 def _git(repo, *args):

@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from grader import load, schema, selftest
 from grader.export import gradescope
 from grader.status import FAILING
+from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 43
@@ -31,13 +31,7 @@ needs_browser = pytest.mark.skipif(CHROMIUM is None and os.environ.get('CI') != 
 
 
 def _cli(*args, check=True):
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
-                          text=True, timeout=300)
-    if check and proc.returncode not in (0, 1):
-        raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
-            ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
-    return proc
+    return dezero_grade(*args, expect=(0, 1) if check else None, timeout=300)
 
 
 @pytest.fixture(scope='module')

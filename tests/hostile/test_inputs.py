@@ -17,6 +17,7 @@ import reference
 from grader import load, report, run, schema
 
 import hostile_cases as hc
+from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = hc.STEP
@@ -82,9 +83,7 @@ def test_compiled_files_in_an_archive_never_run_and_never_share_a_hash(tmp_path)
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
-                          timeout=600)
+    return dezero_grade(*args, timeout=600)
 
 
 @pytest.mark.skipif(sys.platform != 'linux', reason='file names as raw bytes')

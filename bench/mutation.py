@@ -39,21 +39,11 @@ os.environ.setdefault('OMP_NUM_THREADS', '1')
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
 import reference  # noqa: E402
-from grader import run  # noqa: E402
+from grader import mutation_record, run, scorecard  # noqa: E402
 from grader.status import FAILING  # noqa: E402
 
 # (file, class or function) -> the step whose own checks grade it (the step that adds it)
-OWNERS = {
-    ('functions.py', 'Sin'): 34, ('functions.py', 'Cos'): 34, ('functions.py', 'Tanh'): 35,
-    ('functions.py', 'Reshape'): 38, ('functions.py', 'Transpose'): 38,
-    ('functions.py', 'Sum'): 39, ('functions.py', 'SumTo'): 40, ('functions.py', 'BroadcastTo'): 40,
-    ('functions.py', 'MatMul'): 41, ('functions.py', 'MeanSquaredError'): 42,
-    ('functions.py', 'Exp'): 43, ('functions.py', 'Linear'): 43, ('functions.py', 'Sigmoid'): 43,
-    ('functions.py', 'Log'): 47, ('functions.py', 'GetItem'): 47, ('functions.py', 'GetItemGrad'): 47,
-    ('functions.py', 'Softmax'): 47, ('functions.py', 'SoftmaxCrossEntropy'): 47,
-    ('functions.py', 'Clip'): 47, ('functions.py', 'accuracy'): 50, ('functions.py', 'ReLU'): 51,
-    ('core.py', 'Add'): 40, ('core.py', 'Mul'): 40, ('core.py', 'Div'): 40,
-}
+OWNERS = mutation_record.OWNERS
 SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.Pow: ast.Mult}
 FLIP = {ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Eq: ast.NotEq}
 
@@ -191,7 +181,12 @@ def main(argv=None):
     ap.add_argument('--grade-seed', type=int, default=2026)
     ap.add_argument('--only', default='', help='comma-separated owners (Sin,Exp,...)')
     ap.add_argument('--json', help='write every mutant and its outcome here')
+    ap.add_argument('--record', action='store_true',
+                    help='store the figure for selftest to print (assignments/mutation.json); '
+                         'needs --sample 0 and no --only: only the whole figure is stored')
     args = ap.parse_args(argv)
+    if args.record and (args.sample or args.only):
+        ap.error('--record stores the whole figure: use it with --sample 0 and without --only')
     only = {o for o in args.only.split(',') if o}
     chosen = []
     for filename in ('functions.py', 'core.py'):
@@ -229,6 +224,14 @@ def main(argv=None):
           'owning step ({} by judging a wrong value), {} survived'.format(
               total, len(rows), elapsed, elapsed / max(1, len(rows)), killed, judged,
               len(rows) - killed))
+    if args.record:
+        mutation_record.write({
+            'schema_version': '1.0', 'measured_at': scorecard.utc_now(),
+            'key': mutation_record.key(OWNERS.values()), 'grade_seed': args.grade_seed,
+            'mutants': len(rows), 'rejected': killed, 'by_judgment': judged,
+            'survivors': [{k: r[k] for k in ('file', 'owner', 'method', 'line', 'mutation', 'step',
+                                              'verdict')} for r in rows if not r['rejected']]})
+        print('stored in {}'.format(mutation_record.path()))
     if args.json:
         tmp = Path(args.json).with_suffix('.tmp')
         tmp.write_text(json.dumps({'sites': total, 'rows': rows, 'seconds': elapsed}, indent=1))

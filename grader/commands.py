@@ -161,7 +161,7 @@ def cmd_inject(args):
 
 
 def cmd_selftest(args):
-    from grader import selftest
+    from grader import mutation_record, selftest
     steps = args.step or assignments.available_steps()
     ok = True
     started = time.perf_counter()
@@ -174,8 +174,10 @@ def cmd_selftest(args):
         sys.stdout.write(selftest.render(outcome))
         print('  ({:.1f} s)'.format(time.perf_counter() - t0))
         ok = ok and outcome.ok
-    if len(outcomes) > 1 and selftest.diagnosis_total(outcomes):
-        print(selftest.diagnosis_total(outcomes))
+    if len(outcomes) > 1:
+        for line in selftest.totals(outcomes):
+            print(line)
+    print(mutation_record.summary())
     print('selftest {} for {} step(s) in {:.1f} s'.format(
         'passed' if ok else 'FAILED', len(steps), time.perf_counter() - started))
     return 0 if ok else 1

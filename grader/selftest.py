@@ -183,6 +183,30 @@ def render(outcome: Outcome) -> str:
     return '\n'.join(lines) + '\n'
 
 
+def totals(outcomes) -> list:
+    """The figures over several steps: judgment, the battery's sub-checks, the diagnosis."""
+    lines = []
+    proofs = [o.proof for o in outcomes if o.proof is not None]
+    if proofs:
+        counts = {k: sum(p.counts[k] for p in proofs) for k in proof.KINDS}
+        lines.append('judgment: {} check(s) fail by judgment on a fault of their own step, {} only by '
+                     'a crash, {} only collaterally, {} never'.format(
+                         counts[proof.JUDGED], counts[proof.CRASH], counts[proof.COLLATERAL],
+                         counts[proof.NEVER]))
+        if any(p.battery for p in proofs):
+            shown = {case for p in proofs for case in p.battery_cases}
+            cases = proof.BATTERY_CASES
+            missing = [c for c in cases if c not in shown]
+            lines.append('gradient-battery sub-checks shown failing by these steps\' faults: {}/{}{}'
+                         ' (tests/unit/test_battery_cases.py breaks each of the {} alone)'.format(
+                             len(cases) - len(missing), len(cases),
+                             ', not: ' + ', '.join(missing) if missing else '', len(cases)))
+    diagnosis = diagnosis_total(outcomes)
+    if diagnosis:
+        lines.append(diagnosis)
+    return lines
+
+
 def diagnosis_total(outcomes) -> str:
     """One line over several steps: how often the injected fault was the top diagnosis."""
     hits = sum(o.diagnosed[0] for o in outcomes)

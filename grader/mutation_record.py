@@ -1,0 +1,74 @@
+"""The stored mutation figure: written by `bench/mutation.py --record`, printed by `selftest`.
+
+Mutating the reference takes minutes, too long for every selftest; so the figure is measured
+apart and stored with a key over what it depends on (the mutated reference files and the
+assignment files of the steps that own them). `selftest` prints it and says whether it still
+describes the current code and checks.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from grader import assignments, schema
+
+FILE = 'mutation.json'
+MUTATED = ('functions.py', 'core.py')
+# (file, Function) -> the step that introduces it, whose own checks must reject its mutants
+OWNERS = {
+    ('functions.py', 'Sin'): 34, ('functions.py', 'Cos'): 34, ('functions.py', 'Tanh'): 35,
+    ('functions.py', 'Reshape'): 38, ('functions.py', 'Transpose'): 38,
+    ('functions.py', 'Sum'): 39, ('functions.py', 'SumTo'): 40, ('functions.py', 'BroadcastTo'): 40,
+    ('functions.py', 'MatMul'): 41, ('functions.py', 'MeanSquaredError'): 42,
+    ('functions.py', 'Exp'): 43, ('functions.py', 'Linear'): 43, ('functions.py', 'Sigmoid'): 43,
+    ('functions.py', 'Log'): 47, ('functions.py', 'GetItem'): 47, ('functions.py', 'GetItemGrad'): 47,
+    ('functions.py', 'Softmax'): 47, ('functions.py', 'SoftmaxCrossEntropy'): 47,
+    ('functions.py', 'Clip'): 47, ('functions.py', 'accuracy'): 50, ('functions.py', 'ReLU'): 51,
+    ('core.py', 'Add'): 40, ('core.py', 'Mul'): 40, ('core.py', 'Div'): 40,
+}
+
+
+def path():
+    return schema.data_dir('assignments') / FILE
+
+
+def key(steps) -> str:
+    """sha256 over the mutated reference files and the assignments of `steps`."""
+    import reference
+    digest = hashlib.sha256()
+    for name in MUTATED:
+        digest.update(name.encode() + b'\0' + (reference.ROOT / 'dezero' / name).read_bytes() + b'\0')
+    for step in sorted(set(steps)):
+        digest.update(assignments.content_hash(step).encode() + b'\0')
+    return 'sha256:' + digest.hexdigest()
+
+
+def write(record: dict) -> None:
+    schema.write_json(path(), record, 'mutation')
+
+
+def load() -> dict | None:
+    p = path()
+    if not p.is_file():
+        return None
+    import json
+    record = json.loads(p.read_text(encoding='utf-8'))
+    schema.validate('mutation', record)
+    return record
+
+
+def summary() -> str:
+    """One line: the stored figure and whether it is current."""
+    record = load()
+    if record is None:
+        return ('mutation: no figure stored; measure it with python bench/mutation.py --sample 0 '
+                '--record')
+    current = record['key'] == key(OWNERS.values())
+    survivors = '; '.join('{}.{} line {} {}'.format(s['owner'], s['method'], s['line'],
+                                                    s['mutation']) for s in record['survivors'])
+    return ('mutation: {} of {} mutants of the reference\'s Functions rejected by the step that owns '
+            'the code ({} by judging a wrong value){}; measured {}, {}'.format(
+                record['rejected'], record['mutants'], record['by_judgment'],
+                ', survived: ' + survivors if survivors else '', record['measured_at'],
+                'on the current reference and assignments' if current else
+                'STALE (the reference or the owning steps\' checks changed since): measure again '
+                'with python bench/mutation.py --sample 0 --record'))

@@ -117,11 +117,6 @@ class CheckResult(_status.Rules):
     duration_s: float = 0.0
     regression: bool = False
 
-    @property
-    def passed(self) -> bool:
-        """Earns its points (the same as `credited`)."""
-        return self.credited
-
 
 @dataclass(frozen=True)
 class Fault:

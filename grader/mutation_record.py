@@ -8,6 +8,7 @@ describes the current code and checks.
 from __future__ import annotations
 
 import hashlib
+import json
 
 from grader import assignments, schema
 
@@ -50,7 +51,6 @@ def load() -> dict | None:
     p = path()
     if not p.is_file():
         return None
-    import json
     record = json.loads(p.read_text(encoding='utf-8'))
     schema.validate('mutation', record)
     return record

@@ -126,6 +126,13 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         work = plan(assignment, seed, options.only)
         if progress:
             progress.start(len(work.learner_probes))
+
+        def grader_failed(e):
+            # the grader's own failure (its reference, or a judge): the learner still gets a
+            # scorecard, and it says whose failure it was
+            return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
+                                     str(e), seed=seed, started=started, submission=sub)
+
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
                                'path': str(sub.root / sub.entry.path)})
@@ -141,9 +148,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                 learner = believe_skips(learner, reference, limits=options.limits,
                                         device_mode=device_mode)
             except GraderError as e:
-                # the learner still gets a scorecard, and it says whose failure it was
-                return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
-                                         str(e), seed=seed, started=started, submission=sub)
+                return grader_failed(e)
         if learner.failure is not None:
             f = learner.failure
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
@@ -152,9 +157,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         try:
             results = judge(work, assignment, learner, reference, device_mode, seed, sub,
                             options=options)
-        except GraderError as e:   # a judge's own bug: loud, and the learner still gets a scorecard
-            return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
-                                     str(e), seed=seed, started=started, submission=sub)
+        except GraderError as e:   # a judge's own bug: loud
+            return grader_failed(e)
         diagnosis = diagnose_results(results, assignment)
         results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)

@@ -36,7 +36,7 @@ ROLLBACK_MIN_COST = 1.0
 
 def earned(result) -> float:
     """The points one check result earns (the scorecard shows this per check)."""
-    return result.use.points if (result.passed and not result.regression) else 0.0
+    return result.use.points if (result.credited and not result.regression) else 0.0
 
 
 def possible(result) -> float:

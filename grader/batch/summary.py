@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import statistics
 
-from grader import schema, scorecard
+from grader import schema, score, scorecard
 from grader.batch.folder import SCORECARDS
 from grader.batch.records import SCHEMA_VERSION, BatchError, shard_of
 from grader.status import FAILING, VERDICTS
@@ -223,5 +223,5 @@ def assignment_info(step: int) -> dict:
     from grader import assignments
     a = assignments.load(step)
     return {'step': a.step, 'title': a.title, 'sha256': assignments.content_hash(step),
-            'possible': float(sum(c.points for c in a.checks if c.tier == 'book')),
-            'extension_possible': float(sum(c.points for c in a.checks if c.tier == 'extension'))}
+            'possible': float(score.assignment_possible(a, 'book')),
+            'extension_possible': float(score.assignment_possible(a, 'extension'))}

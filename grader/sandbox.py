@@ -261,12 +261,16 @@ class Worker(ProcessTree, FailureReport):
 
     @property
     def output_tail(self) -> str:
-        """The end of what the worker printed so far (at most ``output_kb`` KiB)."""
+        """The end of what the worker printed so far (at most ``output_kb`` KiB).
+
+        Complete only once the worker is closed: an answer can arrive before the last output
+        printed ahead of it has been read from the pipe.
+        """
         return self._drain.tail() if self._proc is not None else ""
 
     @property
     def output_bytes(self) -> int:
-        """How many bytes the worker printed in all (kept or dropped)."""
+        """How many bytes the worker printed in all (kept or dropped); complete once closed."""
         return self._drain.total if self._proc is not None else 0
 
     # -- requests --

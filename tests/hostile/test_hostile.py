@@ -243,6 +243,20 @@ def test_memory_explosion_inside_a_check_fails_it_naming_the_limit(tmp_path):
     assert all('more memory than the 1024 MB limit' in c['message'] for c in failing(doc).values())
 
 
+def test_an_exception_that_cannot_be_printed_fails_the_check_in_words(tmp_path):
+    sub = hc.in_backward(hc.reference_copy(tmp_path / 'unprintable'), '''
+        class Riddle(Exception):
+            def __str__(self):
+                raise RuntimeError('you will never read me')
+        raise Riddle()
+        ''')
+    doc = grade(sub, only=BACKWARD_CHECKS)
+    assert doc['verdict'] == 'reject'
+    for check in failing(doc).values():
+        assert check['status'] == 'error' and 'Riddle' in check['message'], check['message']
+        assert 'unprintable Riddle' in check['message'] and 'never read' not in check['message']
+
+
 def test_a_huge_file_is_cut_at_the_file_size_limit(tmp_path):
     sub = hc.append_to_init(hc.reference_copy(tmp_path / 'big-file'), '''
         with open('huge.bin', 'wb') as _f:

@@ -11,7 +11,7 @@ def names(ctx, names):
         try:
             obj = ctx.api.get(name, None)
         except Exception as e:  # a submodule that fails to import
-            found[name] = 'error: {}: {}'.format(type(e).__name__, e)[:200]
+            found[name] = 'error: {}: {}'.format(type(e).__name__, capture.text(e, 200))[:200]
             continue
         if obj is None:
             found[name] = None

@@ -19,6 +19,7 @@ in the scorecard).
 """
 import numpy as np
 
+from grader.sandboxed import capture
 from grader.sandboxed.probes.registry import scenario
 from grader.sandboxed.probes.scenarios.fixtures import (PlainDataset, book_class, graph_functions,
                                               parameter_places, phase, role_grads, seeded,
@@ -219,7 +220,7 @@ def _forward_properties(ctx, layer, kind, hidden, batch, xs, res):
              'state', 'feed the previous h (and c) into the next step')
     except Exception as e:
         prop('state_carried', False, 'running the layer after reset_state() raised {}: {}'.format(
-            type(e).__name__, str(e)[:200]))
+            type(e).__name__, capture.text(e, 200)))
     reset = res.get('reset')
     ok = isinstance(reset, dict) and 'raised' not in reset and np.allclose(
         _reported(ctx, reset['first_again']), ys[0], rtol=1e-9, atol=1e-12)

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from grader.sandboxed import capture
 from grader.sandboxed.probes.registry import scenario
 from grader.sandboxed.probes.scenarios.fixtures import (ScratchDir, by_role, check_book_names, devices,
                                               layer_parameters, nested_model, phase,
@@ -203,7 +204,7 @@ def mismatch(ctx, in_size, hidden, out, batch):
                 model.load_weights(path)
             except Exception as e:
                 report['load_raised'] = True
-                report['load_error'] = {'type': type(e).__name__, 'message': str(e)[:300]}
+                report['load_error'] = {'type': type(e).__name__, 'message': capture.text(e, 300)}
             after = role_values(ctx, model, roles)
             report['unchanged'] = all(
                 after[role_key(r)].shape == before[r].shape
@@ -214,7 +215,7 @@ def mismatch(ctx, in_size, hidden, out, batch):
                 except Exception as e:
                     report['forward_raised'] = True
                     report['forward_error'] = {'type': type(e).__name__,
-                                               'message': str(e)[:300]}
+                                               'message': capture.text(e, 300)}
             report['raised_somewhere'] = report['load_raised'] or report['forward_raised']
             res[case] = report
     return res

@@ -284,10 +284,10 @@ def unittests(ctx):
             test()
         except AssertionError as e:
             failures += 1
-            problems.append('{}: AssertionError {}'.format(label, e).rstrip())
+            problems.append('{}: AssertionError {}'.format(label, capture.text(e)).rstrip())
         except Exception as e:
             errors += 1
-            problems.append('{}: {}: {}'.format(label, type(e).__name__, e))
+            problems.append('{}: {}: {}'.format(label, type(e).__name__, capture.text(e)))
     classes = [name for name, _ in cases] + sorted({label.split('.')[0] for label, _ in _pytest_style(own)})
     return {'classes': classes, 'ran': ran, 'failures': failures, 'errors': errors, 'problems': problems[:5]}
 

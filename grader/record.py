@@ -155,6 +155,10 @@ class Scorecard:
     def is_invalid(self) -> bool:
         return self.verdict == 'invalid'
 
+    def check(self, check_id: str) -> CheckRecord | None:
+        """The check of that id, or None when this grading did not run it."""
+        return next((c for c in self.checks if c.id == check_id), None)
+
     @property
     def failing(self) -> tuple:
         return tuple(c for c in self.checks if c.failing)

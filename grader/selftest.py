@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import assignments, diagnose, faults, fingerprints, load, proof, run
-from grader.status import FAILING
+from grader.record import Scorecard
 
 
 @dataclass
@@ -57,15 +57,15 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
     outcome = Outcome(step)
     source = reference_source(step)
     for profile in ('book', 'extension'):
-        doc = run.grade(source, step, run.Options(seed=seed, profile=profile))
-        sc = doc['score']
-        outcome.reference[profile] = (doc['verdict'], sc['earned'], sc['possible'],
-                                      sc['extension']['earned'], sc['extension']['possible'])
-        if doc['verdict'] != 'accept' or sc['earned'] != sc['possible'] or (
-                profile == 'extension' and sc['extension']['earned'] != sc['extension']['possible']):
-            bad = [c['id'] + ': ' + c['message'] for c in doc['checks'] if c['status'] in FAILING]
+        card = Scorecard.from_document(run.grade(source, step, run.Options(seed=seed, profile=profile)))
+        sc = card.score
+        outcome.reference[profile] = (card.verdict, sc.earned, sc.possible,
+                                      sc.extension_earned, sc.extension_possible)
+        if card.verdict != 'accept' or sc.earned != sc.possible or (
+                profile == 'extension' and sc.extension_earned != sc.extension_possible):
+            bad = [c.id + ': ' + c.message for c in card.failing]
             outcome.problems.append('the reference is not accepted with full marks under the {} '
-                                    'profile: {} {}'.format(profile, doc['verdict'], bad[:3]))
+                                    'profile: {} {}'.format(profile, card.verdict, bad[:3]))
     own, regression = assignments.with_regression(assignment)
     graded = {u.id for u in own} | {u.id for u in regression}
     ever_failed = set()
@@ -78,21 +78,22 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
                                     base.entry)
             profile = 'extension' if fault.tier == 'extension' else 'book'
             doc = run.grade(variant, step, run.Options(seed=seed, profile=profile))
-            failed = sorted(c['id'] for c in doc['checks'] if c['status'] in FAILING)
+            card = Scorecard.from_document(doc)
+            failed = sorted(c.id for c in card.failing)
             ever_failed.update(failed)
             expected = 'reject' if fault.step == step else 'rollback'
             missing = [t for t in fault.caught_by if t in graded and t not in failed]
-            outcome.rows.append((fault, expected, doc['verdict'], failed, missing))
+            outcome.rows.append((fault, expected, card.verdict, failed, missing))
             outcome.failures.append(proof.failures_of(doc))
             graded_variants.append((fault, doc))
-            if doc['verdict'] != expected:
+            if card.verdict != expected:
                 outcome.problems.append('fault {} ended in {} (expected {}); failing: {}'.format(
-                    fault.id, doc['verdict'], expected, failed or doc.get('reason')))
+                    fault.id, card.verdict, expected, failed or card.reason))
             if missing:
                 outcome.problems.append('fault {} was not caught by {}'.format(
                     fault.id, ', '.join(missing)))
             if progress:
-                progress(fault, doc['verdict'])
+                progress(fault, card.verdict)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     outcome.uncaught = sorted(u.id for u in own if u.id not in ever_failed)

@@ -3,6 +3,9 @@ scorecards only: counts of verdicts, score statistics, each check's pass rate, t
 root causes and the failures no catalogued fault explains, drifts of the environment, what could
 not be graded, and the roster's view. It never mixes versions of the assignment, the grader or
 the policy.
+
+`summarize` takes scorecards as documents (what a batch folder stores) and reads them as records
+(`grader.record.Scorecard`); the helpers below take `[(submission id, Scorecard)]`.
 """
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ import statistics
 from grader import schema, score, scorecard
 from grader.batch.folder import SCORECARDS
 from grader.batch.records import SCHEMA_VERSION, BatchError, shard_of
-from grader.status import FAILING, VERDICTS
+from grader.record import Scorecard
+from grader.status import VERDICTS
 
 # -- the summary ----------------------------------------------------------------------------------
 
@@ -22,8 +26,8 @@ def _round(x):
 
 
 def _score_stats(graded, possible) -> dict:
-    earned = [doc['score']['earned'] for _, doc in graded]
-    extension = [doc['score']['extension']['earned'] for _, doc in graded]
+    earned = [card.score.earned for _, card in graded]
+    extension = [card.score.extension_earned for _, card in graded]
     histogram = []
     if possible > 0:
         bins = [0] * 10
@@ -46,17 +50,17 @@ def _score_stats(graded, possible) -> dict:
 
 def _check_rates(graded) -> list:
     table = {}
-    for _, doc in graded:
-        for c in doc['checks']:
-            row = table.get(c['id'])
+    for _, card in graded:
+        for c in card.checks:
+            row = table.get(c.id)
             if row is None:
-                row = table[c['id']] = {
-                    'id': c['id'], 'title': c['title'], 'step': c['step'], 'tier': c['tier'],
-                    'regression': c['regression'], 'points': c['points'], 'runs': 0,
+                row = table[c.id] = {
+                    'id': c.id, 'title': c.title, 'step': c.step, 'tier': c.tier,
+                    'regression': c.regression, 'points': c.points, 'runs': 0,
                     'passed': 0, 'failed': 0, 'error': 0, 'timeout': 0, 'skipped': 0,
                     'not_applicable': 0}
             row['runs'] += 1
-            row[c['status']] += 1
+            row[c.status] += 1
     rows = list(table.values())
     for row in rows:
         judged = row['runs'] - row['skipped'] - row['not_applicable']
@@ -69,9 +73,9 @@ def fault_counts(graded) -> list:
     """Catalogued root causes, most frequent first: a submission counts once for each cause its
     scorecard's diagnosis names (not once per failing check that a fault could explain)."""
     table = {}
-    for _, doc in graded:
+    for _, card in graded:
         seen = set()
-        for cause in _diagnosed_causes(doc):
+        for cause in _diagnosed_causes(card):
             if cause['kind'] != 'fault':
                 continue
             best = cause['faults'][0]
@@ -93,16 +97,16 @@ def fault_counts(graded) -> list:
     return out
 
 
-def _diagnosed_causes(doc) -> list:
+def _diagnosed_causes(card: Scorecard) -> list:
     """The root causes of a scorecard; one written before the diagnosis existed counts the
     fault its failing checks name, once."""
-    if 'diagnosis' in doc:
-        return doc['diagnosis']['causes']
+    if card.diagnosis is not None:
+        return card.diagnosis['causes']
     causes = {}
-    for c in doc.get('checks', ()):
-        if c['status'] in FAILING and c['faults']:
-            causes.setdefault(c['faults'][0]['id'], {'kind': 'fault', 'faults': [c['faults'][0]],
-                                                     'checks': []})['checks'].append(c['id'])
+    for c in card.failing:
+        if c.faults:
+            causes.setdefault(c.faults[0]['id'], {'kind': 'fault', 'faults': [c.faults[0]],
+                                                  'checks': []})['checks'].append(c.id)
     return list(causes.values())
 
 
@@ -110,8 +114,8 @@ def uncatalogued(graded) -> dict:
     """Submissions with failing checks that no catalogued fault explains (errors of their own code
     shared by several checks, or failures nothing matches)."""
     subs = causes = 0
-    for _, doc in graded:
-        diagnosis = doc.get('diagnosis')
+    for _, card in graded:
+        diagnosis = card.diagnosis
         if not diagnosis:
             continue
         n = sum(1 for c in diagnosis['causes'] if c['kind'] != 'fault') + bool(diagnosis['unexplained'])
@@ -123,10 +127,10 @@ def uncatalogued(graded) -> dict:
 def _drift_counts(graded) -> list:
     """Per API of the 2020 stack the scorecards list: how many submissions and places met it."""
     table = {}
-    for submission_id, doc in graded:
-        for f in doc.get('compatibility', ()):
-            row = table.setdefault(f['api'], {'api': f['api'], 'since': f.get('since', ''),
-                                              'fix': f.get('fix', ''), 'ids': set(), 'places': 0})
+    for submission_id, card in graded:
+        for f in card.compatibility:
+            row = table.setdefault(f.api, {'api': f.api, 'since': f.since or '',
+                                           'fix': f.fix or '', 'ids': set(), 'places': 0})
             row['ids'].add(submission_id)
             row['places'] += 1
     rows = sorted(table.values(), key=lambda r: (-len(r['ids']), r['api']))
@@ -151,12 +155,12 @@ def _roster_report(roster, considered, shards) -> dict | None:
 def _one_version(graded, assignment: dict, policy: dict | None) -> None:
     """A summary never mixes versions: every scorecard must answer this assignment (its content
     hash and possible points), this grader version and this policy."""
-    for ident, doc in graded:
-        found = []
+    for ident, card in graded:
+        doc, found = card.document, []   # the versions are no reader's business but this one's
         if doc['assignment'].get('sha256', assignment.get('sha256')) != assignment.get('sha256'):
             found.append('another version of the assignment files')
-        if doc['score']['possible'] != assignment['possible']:
-            found.append('{:g} points possible instead of {:g}'.format(doc['score']['possible'],
+        if card.score.possible != assignment['possible']:
+            found.append('{:g} points possible instead of {:g}'.format(card.score.possible,
                                                                       assignment['possible']))
         if doc['tool']['version'] != scorecard.TOOL_VERSION:
             found.append('grader version {} instead of {}'.format(doc['tool']['version'],
@@ -174,14 +178,14 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
               roster=None, policy: dict | None = None) -> dict:
     """The batch summary, from finished scorecards only: `graded` is [(id, scorecard)], `failures`
     the submissions left without a scorecard. Validated."""
-    graded = sorted(graded, key=lambda item: item[0])
+    graded = [(i, Scorecard.from_document(doc)) for i, doc in sorted(graded, key=lambda item: item[0])]
     if policy is None and graded:
-        policy = graded[0][1].get('policy')   # the first scorecard's; the others must agree
+        policy = graded[0][1].document.get('policy')   # the first scorecard's; the others must agree
     _one_version(graded, assignment, policy)
-    verdicts = collections.Counter(doc['verdict'] for _, doc in graded)
-    ungraded = [{'id': i, 'code': doc.get('invalid', {}).get('code', 'invalid'),
-                 'reason': doc['reason'], 'scorecard': True}
-                for i, doc in graded if doc['verdict'] == 'invalid']
+    verdicts = collections.Counter(card.verdict for _, card in graded)
+    ungraded = [{'id': i, 'code': (card.invalid.code if card.invalid else '') or 'invalid',
+                 'reason': card.reason, 'scorecard': True}
+                for i, card in graded if card.is_invalid]
     ungraded += [{'id': f.id, 'code': f.code, 'reason': f.reason, 'scorecard': False}
                  for f in failures]
     ungraded.sort(key=lambda u: u['id'])
@@ -204,11 +208,11 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'compatibility': _drift_counts(graded),
         'ungraded': ungraded,
         'submissions': [{'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
-                         'content_hash': doc['submission']['content_hash'],
-                         'verdict': doc['verdict'], 'earned': doc['score']['earned'],
-                         'possible': doc['score']['possible'],
-                         'extension_earned': doc['score']['extension']['earned']}
-                        for i, doc in graded],
+                         'content_hash': card.content_hash,
+                         'verdict': card.verdict, 'earned': card.score.earned,
+                         'possible': card.score.possible,
+                         'extension_earned': card.score.extension_earned}
+                        for i, card in graded],
         'ignored': sorted(ignored),
         'roster': _roster_report(roster, considered, shards),
     }

@@ -21,6 +21,7 @@ from grader.errors import SubmissionError
 from grader.gitrepo import Repo, RepoError
 from grader.history.subset import graded_subset, lacking
 from grader.progress import Progress
+from grader.record import Scorecard
 
 @functools.lru_cache(maxsize=None)
 def _grader_digest() -> str:
@@ -92,6 +93,11 @@ class Grading:
     cached: bool = False
     problem: dict | None = None      # {'code', 'message'} when the tree has no entry for the step
     subset: Path | None = None       # the folder graded
+
+    @property
+    def card(self) -> Scorecard | None:
+        """The scorecard read as a record; None until it is graded (or when it cannot be)."""
+        return None if self.doc is None else Scorecard.from_document(self.doc)
 
 
 class Grader:

@@ -13,23 +13,21 @@ from grader import assignments, load
 from grader.batch.folder import SCORECARDS
 from grader.gitrepo import Repo
 from grader.history.grading import Grader, Grading
-from grader.status import FAILING
+from grader.status import FAILING, PASSED
+
 
 def _deciding(check, profile) -> bool:
-    return check['tier'] == 'book' or profile == 'extension'
+    return check.tier == 'book' or profile == 'extension'
 
 
 def check_status(g: Grading, check_id: str) -> str | None:
     """The status of one check in a grading: passed/failed/...; 'invalid' when the commit could
     not be graded; None when the grading did not run it."""
-    if g.problem is not None or g.doc is None:
+    card = g.card if g.problem is None else None
+    if card is None or card.is_invalid:
         return 'invalid'
-    if g.doc['verdict'] == 'invalid':
-        return 'invalid'
-    for c in g.doc['checks']:
-        if c['id'] == check_id:
-            return c['status']
-    return None
+    check = card.check(check_id)
+    return check.status if check is not None else None
 
 
 def _commit_info(repo: Repo, sha: str) -> dict:
@@ -46,10 +44,10 @@ def _first_bad(grader: Grader, own: dict, searches) -> None:
         status = {len(s['commits']) - 1: False}
         # step commits in between already say whether the check passed there
         for n, g in own.items():
-            if g.sha in s['commits'] and g.doc is not None and g.doc['verdict'] != 'invalid':
+            if g.sha in s['commits'] and g.card is not None and not g.card.is_invalid:
                 st = check_status(g, s['check'])   # None: that step's grading did not run it
                 if st is not None:
-                    status.setdefault(s['commits'].index(g.sha), st == 'passed')
+                    status.setdefault(s['commits'].index(g.sha), st == PASSED)
         hi = min(i for i, ok in status.items() if not ok)
         lo = max([i for i, ok in status.items() if ok and i < hi], default=-1)
         s['lo'], s['hi'], s['probes'] = lo, hi, 0
@@ -65,7 +63,7 @@ def _first_bad(grader: Grader, own: dict, searches) -> None:
         grader.grade(list(gradings.values()))
         for s in open_:
             mid = (s['lo'] + s['hi']) // 2
-            ok = check_status(gradings[(s['step'], s['commits'][mid])], s['check']) == 'passed'
+            ok = check_status(gradings[(s['step'], s['commits'][mid])], s['check']) == PASSED
             s['probes'] += 1
             if ok:
                 s['lo'] = mid
@@ -82,7 +80,7 @@ def _deep_searches(grader: Grader, mapped, own: dict, profile: str) -> list:
     tip = own[last.step]
     if last.step < load.FIRST_PACKAGE_STEP or tip.doc is None:
         return []
-    covered = {c['id'] for c in tip.doc['checks']}
+    covered = {c.id for c in tip.card.checks}
     wanted = {}
     for m in mapped:
         g = own[m.step]
@@ -90,8 +88,8 @@ def _deep_searches(grader: Grader, mapped, own: dict, profile: str) -> list:
             continue
         if g.sha == tip.sha or not grader.repo.is_ancestor(g.sha, tip.sha):
             continue
-        passed = [c['id'] for c in g.doc['checks'] if not c['regression'] and
-                  c['status'] == 'passed' and _deciding(c, profile) and c['id'] not in covered]
+        passed = [c.id for c in g.card.checks if not c.regression and
+                  c.status == PASSED and _deciding(c, profile) and c.id not in covered]
         if passed:
             wanted[m.step] = grader.prepare(m.step, tip.sha, passed)
     grader.grade(list(wanted.values()))
@@ -101,9 +99,9 @@ def _deep_searches(grader: Grader, mapped, own: dict, profile: str) -> list:
             status = check_status(probe, check)
             if status not in FAILING and status != 'invalid':
                 continue
-            card = next((c for c in (probe.doc or {}).get('checks', ()) if c['id'] == check), None)
+            found = probe.card.check(check) if probe.card is not None else None
             reg = {'check': check, 'step': step, 'status': 'broken', 'passed_at': own[step].sha,
-                   'message': (card['message'] if card else 'not gradable at {}'.format(
+                   'message': (found.message if found else 'not gradable at {}'.format(
                        tip.sha[:10]))[:500], 'deep': True}
             searches.append({'row': None, 'reg': reg, 'step': step, 'check': check,
                              'good': own[step].sha, 'bad': tip.sha, 'paths': set(probe.paths)})
@@ -125,22 +123,22 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             row.update(verdict='invalid', reason='{}: {}'.format(g.problem['code'],
                                                                  g.problem['message']))
             continue
-        doc = g.doc
-        row.update(engine_verdict=doc['verdict'], seed=doc['seed'],
-                   score={'earned': doc['score']['earned'], 'possible': doc['score']['possible']},
+        card = g.card
+        row.update(engine_verdict=card.verdict, seed=card.seed,
+                   score={'earned': card.score.earned, 'possible': card.score.possible},
                    scorecard='{}/step{:02d}.json'.format(SCORECARDS, sc.step))
-        if doc['verdict'] == 'invalid':
-            row.update(verdict='invalid', reason=doc['reason'])
+        if card.is_invalid:
+            row.update(verdict='invalid', reason=card.reason)
             continue
-        failing = [c for c in doc['checks'] if c['status'] in FAILING and _deciding(c, profile)]
-        row['own_failed'] = [c['id'] for c in failing if not c['regression']]
+        failing = [c for c in card.failing if _deciding(c, profile)]
+        row['own_failed'] = [c.id for c in failing if not c.regression]
         for c in failing:
-            if not c['regression']:
+            if not c.regression:
                 continue
-            earlier = own.get(c['step'])
-            reg = {'check': c['id'], 'step': c['step'], 'message': c['message'][:500]}
-            at_own = check_status(earlier, c['id']) if earlier is not None else None
-            ref_step = c['step']
+            earlier = own.get(c.step)
+            reg = {'check': c.id, 'step': c.step, 'message': c.message[:500]}
+            at_own = check_status(earlier, c.id) if earlier is not None else None
+            ref_step = c.step
             if earlier is not None and earlier.entry is not None and g.entry is not None and (
                     earlier.entry.kind != g.entry.kind or at_own is None):
                 # a step file's check graded on the package (the regression packs of stage 5):
@@ -149,44 +147,44 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
                 kind = g.entry.kind
                 passed = [m.step for m in mapped if m.step < sc.step and own[m.step].entry is not None
                           and own[m.step].entry.kind == kind
-                          and check_status(own[m.step], c['id']) == 'passed']
+                          and check_status(own[m.step], c.id) == PASSED]
                 if not passed:
                     if at_own is None:
                         there = ('step {}\'s own grading does not run it (a regression pack '
-                                 'names it), and'.format(c['step']))
-                    elif at_own == 'passed':
+                                 'names it), and'.format(c.step))
+                    elif at_own == PASSED:
                         there = 'it passed at step {}\'s own commit {} in {}, but'.format(
-                            c['step'], earlier.sha[:10], earlier.entry.path)
+                            c.step, earlier.sha[:10], earlier.entry.path)
                     else:
                         there = 'it did not pass at step {}\'s own commit {} in {} ({}), and'.format(
-                            c['step'], earlier.sha[:10], earlier.entry.path, at_own)
+                            c.step, earlier.sha[:10], earlier.entry.path, at_own)
                     reg.update(status='never-worked', passed_at=None,
                                why='{} the package has not passed it at any earlier step\'s '
                                    'commit: it never worked there'.format(there))
                     row['regressions'].append(reg)
                     continue
                 ref_step = max(passed)
-                earlier, at_own = own[ref_step], 'passed'
+                earlier, at_own = own[ref_step], PASSED
             if earlier is None:
                 reg.update(status='never-worked', why='step {} has no commit in the history: '
-                           'nothing shows that this check ever passed'.format(c['step']))
-            elif at_own != 'passed':
+                           'nothing shows that this check ever passed'.format(c.step))
+            elif at_own != PASSED:
                 reg.update(status='never-worked', passed_at=None,
                            why='it did not pass at step {}\'s own commit {} ({}): step {} is '
-                               'a reject'.format(c['step'], earlier.sha[:10], at_own, c['step']))
+                               'a reject'.format(c.step, earlier.sha[:10], at_own, c.step))
             elif earlier.sha == sc.sha:
                 reg.update(status='broken', passed_at=earlier.sha, first_bad=None,
                            why='it passed at step {} and fails at step {} on the same commit {}: '
                                'it depends on the seed (reproduce both with check '
-                               '--seed)'.format(c['step'], sc.step, sc.sha[:10]))
+                               '--seed)'.format(c.step, sc.step, sc.sha[:10]))
             elif not grader.repo.is_ancestor(earlier.sha, sc.sha):
                 reg.update(status='broken', passed_at=earlier.sha, first_bad=None,
                            why='it passed at step {}\'s commit {}, which is not an earlier '
                                'commit of this one: the commit that broke it cannot be '
-                               'searched'.format(c['step'], earlier.sha[:10]))
+                               'searched'.format(c.step, earlier.sha[:10]))
             else:
                 reg.update(status='broken', passed_at=earlier.sha)
-                searches.append({'row': row, 'reg': reg, 'step': sc.step, 'check': c['id'],
+                searches.append({'row': row, 'reg': reg, 'step': sc.step, 'check': c.id,
                                  'good': earlier.sha, 'bad': sc.sha, 'paths': set(g.paths),
                                  'good_step': ref_step})
             row['regressions'].append(reg)
@@ -243,5 +241,5 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             row['reason'] = '; '.join(parts)
         else:
             row['verdict'] = g_verdict = row['engine_verdict']
-            row['reason'] = own[row['step']].doc['reason'] if g_verdict else ''
+            row['reason'] = own[row['step']].card.reason if g_verdict else ''
     return rows

@@ -6,6 +6,7 @@ import pytest
 
 from grader import assignments, diagnose, fingerprints, report, schema
 from grader.batch import summary
+from grader.record import Scorecard
 
 
 def finding(status='failed', case='', **evidence):
@@ -241,9 +242,10 @@ def test_the_batch_counts_root_causes_once_per_submission():
                                                                       CATALOGUE)))]
     errs = [check('step52/c', 'error', [finding('error', exception='E', where='dezero/q.py:1 in h')])]
     docs.append(('s3', _scorecard(errs, diagnose.diagnose(errs, prints, CATALOGUE))))
-    rows = summary.fault_counts(docs)
+    cards = [(ident, Scorecard.from_document(doc)) for ident, doc in docs]
+    rows = summary.fault_counts(cards)
     assert [(r['id'], r['submissions']) for r in rows] == [('late-a', 1), ('late-b', 1)]
-    assert summary.uncatalogued(docs) == {'submissions': 1, 'causes': 1}
+    assert summary.uncatalogued(cards) == {'submissions': 1, 'causes': 1}
 
 
 def test_the_same_message_raised_at_two_places_is_two_causes():

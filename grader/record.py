@@ -1,5 +1,5 @@
-"""The scorecard as records, for everything that reads one: the terminal and HTML reports and
-the exporters.
+"""The scorecard as records, for everything that reads one: the terminal and HTML reports, the
+exporters, the batch summary, history's judging and selftest.
 
 The JSON document (`schemas/scorecard`) stays the wire format: `scorecard.py` writes it,
 validated, and exporters read stored files of it. `Scorecard.from_document(doc)` turns a

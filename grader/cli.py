@@ -27,6 +27,16 @@ def _seed(text):
     return value
 
 
+def _jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError('takes a number of processes, found {!r}'.format(text)) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError('takes a number of processes, at least 1, found {}'.format(value))
+    return value
+
+
 def _step(text):
     value = int(text)
     if not 1 <= value <= 60:
@@ -112,6 +122,8 @@ def build_parser():
     c.add_argument('--write-fingerprints', action='store_true',
                    help='store the fingerprints measured (what each fault makes fail) for the '
                         'diagnosis, instead of checking the stored ones against them')
+    c.add_argument('--jobs', '-j', type=_jobs, metavar='J',
+                   help='fault variants graded at once (default: the number of CPUs)')
 
     c = sub.add_parser('batch', help='grade a folder of submissions (resumable, shardable)')
     c.add_argument('submissions', metavar='SUBMISSIONS_DIR',
@@ -119,7 +131,7 @@ def build_parser():
     c.add_argument('--step', type=_step, required=True)
     c.add_argument('--out', required=True, metavar='DIR',
                    help='scorecards/, receipts/ and summary.json go there; run again to resume')
-    c.add_argument('--jobs', '-j', type=int, metavar='J',
+    c.add_argument('--jobs', '-j', type=_jobs, metavar='J',
                    help='submissions graded at once (default: the number of CPUs)')
     c.add_argument('--timeout', type=float, metavar='S',
                    help='time limit for one test of a submission, in seconds (default 30)')
@@ -152,7 +164,7 @@ def build_parser():
     c.add_argument('--steps', metavar='LIST', help='only these steps, e.g. 23-30,40')
     c.add_argument('--rev', metavar='REV', help='read the history of this branch or commit '
                    '(default: HEAD)')
-    c.add_argument('--jobs', '-j', type=int, metavar='J', help='gradings at once (default: CPUs)')
+    c.add_argument('--jobs', '-j', type=_jobs, metavar='J', help='gradings at once (default: CPUs)')
     c.add_argument('--cache', metavar='DIR', help='the content cache (default: OUT/cache); share '
                    'it between runs and repositories')
     c.add_argument('--json', metavar='OUT', help='also write the history document there')

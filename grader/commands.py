@@ -162,13 +162,14 @@ def cmd_inject(args):
 
 def cmd_selftest(args):
     from grader import mutation_record, selftest
+    from grader.batch.pool import default_jobs
     steps = args.step or assignments.available_steps()
     ok = True
     started = time.perf_counter()
     outcomes = []
     for step in steps:
         t0 = time.perf_counter()
-        outcome = selftest.run_step(step, seed=args.seed,
+        outcome = selftest.run_step(step, seed=args.seed, jobs=args.jobs or default_jobs(),
                                     write_fingerprints=args.write_fingerprints)
         outcomes.append(outcome)
         sys.stdout.write(selftest.render(outcome))
@@ -192,8 +193,6 @@ def cmd_batch(args):
     from grader import batch
     from grader import policy as policy_mod
     from grader.export import roster as roster_mod
-    if args.jobs is not None and args.jobs < 1:
-        return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               device=args.device,
@@ -226,8 +225,6 @@ def cmd_history(args):
     from grader import batch, history, run
     from grader.history import html as history_html
     from grader.sandbox import Limits
-    if args.jobs is not None and args.jobs < 1:
-        return _usage('--jobs takes a number of processes, at least 1, found {}'.format(args.jobs))
     try:
         bopts = batch.BatchOptions.from_cli(1, profile=args.profile, era=args.era,
                                             device=args.device, seed=args.seed,

@@ -10,6 +10,7 @@ make fail is a gap too, and so is one that fails only by a crash or only collate
 """
 from __future__ import annotations
 
+import concurrent.futures
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -51,8 +52,28 @@ def reference_source(step: int) -> Path:
     return reference.ROOT
 
 
+def _graded_variants(base, work: Path, catalogue, step: int, seed: int, jobs: int):
+    """(fault, scorecard) for each fault of `catalogue`, in its order: each injected into its own
+    copy of `base` and graded, `jobs` at a time. Threads are enough: a grading's work happens in
+    its worker process, and the thread only waits for it."""
+    def grade(numbered):
+        i, fault = numbered
+        variant = faults.inject(base.root, work / 'v{:03d}-{}'.format(i, fault.id), fault, base.entry)
+        profile = 'extension' if fault.tier == 'extension' else 'book'
+        return run.grade(variant, step, run.Options(seed=seed, profile=profile))
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = [pool.submit(grade, numbered) for numbered in enumerate(catalogue)]
+        try:
+            for fault, future in zip(catalogue, futures):
+                yield fault, future.result()
+        finally:
+            for future in futures:
+                future.cancel()   # a failure or an interrupt: the gradings not started never start
+
+
 def run_step(step: int, *, seed: int = 2026, progress=None,
-             write_fingerprints: bool = False) -> Outcome:
+             write_fingerprints: bool = False, jobs: int = 1) -> Outcome:
+    """Self-test one step (see the module docstring); `jobs` fault variants are graded at once."""
     assignment = assignments.load(step)
     outcome = Outcome(step)
     source = reference_source(step)
@@ -73,11 +94,8 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
     work = Path(tempfile.mkdtemp(prefix='dezero-selftest-'))
     try:
         base = load.prepare(source, step, work / 'base')
-        for i, fault in enumerate(assignments.fault_catalogue(assignment)):
-            variant = faults.inject(base.root, work / 'v{:03d}-{}'.format(i, fault.id), fault,
-                                    base.entry)
-            profile = 'extension' if fault.tier == 'extension' else 'book'
-            doc = run.grade(variant, step, run.Options(seed=seed, profile=profile))
+        catalogue = tuple(assignments.fault_catalogue(assignment))
+        for fault, doc in _graded_variants(base, work, catalogue, step, seed, jobs):
             card = Scorecard.from_document(doc)
             failed = sorted(c.id for c in card.failing)
             ever_failed.update(failed)

@@ -45,6 +45,29 @@ def test_selftest_every_step(step):
     assert_selftest(step)
 
 
+def test_selftest_grades_variants_at_once_with_the_same_outcome():
+    """`jobs` only changes how many variants are graded at once: the rows come in the
+    catalogue's order, with the same verdicts, failures and diagnoses as one at a time."""
+    one, three = selftest.run_step(9, seed=SEED), selftest.run_step(9, seed=SEED, jobs=3)
+    assert len(one.rows) >= 3 and one.ok and three.ok
+    assert [(r[0].id,) + r[1:] for r in three.rows] == [(r[0].id,) + r[1:] for r in one.rows]
+    assert [r[0].id for r in one.rows] == [f.id for f in assignments.fault_catalogue(assignments.load(9))]
+    assert three.diagnoses == one.diagnoses and three.proof.counts == one.proof.counts
+
+
+def test_a_variant_that_cannot_be_graded_stops_the_selftest(monkeypatch):
+    """A grading that raises (the grader's own failure) is not lost among the others."""
+    real = run.grade
+
+    def grade_or_break(path, step, options):
+        if 'v001-' in str(path):
+            raise RuntimeError('this grading broke')
+        return real(path, step, options)
+    monkeypatch.setattr(run, 'grade', grade_or_break)
+    with pytest.raises(RuntimeError, match='this grading broke'):
+        selftest.run_step(9, seed=SEED, jobs=2)
+
+
 def test_selftest_counts_a_check_only_when_a_fault_of_its_own_makes_it_judge_a_wrong_value(
         monkeypatch):
     """Step 3's `exp` and `chain` fail on `exp-math-exp` only by a crash (math.exp raises on an

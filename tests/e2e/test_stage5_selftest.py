@@ -86,8 +86,9 @@ def test_selftest_passes(outcomes, step):
 @pytest.mark.parametrize('step', range(52, 61))
 def test_full_selftest(step):
     """Every fault of the catalogue, earlier steps' included, for every stage-5 step (about 11
-    minutes on two cores; it runs in CI; `pytest -m "not slow"` leaves it out)."""
-    outcome = selftest.run_step(step, seed=SEED)
+    minutes on two cores, two variants at a time; it runs in CI; `pytest -m "not slow"` leaves
+    it out)."""
+    outcome = selftest.run_step(step, seed=SEED, jobs=2)
     assert outcome.ok, selftest.render(outcome)
 
 

@@ -44,9 +44,9 @@ def _first_bad(grader: Grader, own: dict, searches) -> None:
         status = {len(s['commits']) - 1: False}
         # step commits in between already say whether the check passed there
         for n, g in own.items():
-            if g.sha in s['commits'] and g.card is not None and not g.card.is_invalid:
+            if g.sha in s['commits']:
                 st = check_status(g, s['check'])   # None: that step's grading did not run it
-                if st is not None:
+                if st not in (None, 'invalid'):
                     status.setdefault(s['commits'].index(g.sha), st == PASSED)
         hi = min(i for i, ok in status.items() if not ok)
         lo = max([i for i, ok in status.items() if ok and i < hi], default=-1)
@@ -99,7 +99,8 @@ def _deep_searches(grader: Grader, mapped, own: dict, profile: str) -> list:
             status = check_status(probe, check)
             if status not in FAILING and status != 'invalid':
                 continue
-            found = probe.card.check(check) if probe.card is not None else None
+            card = probe.card
+            found = card.check(check) if card is not None else None
             reg = {'check': check, 'step': step, 'status': 'broken', 'passed_at': own[step].sha,
                    'message': (found.message if found else 'not gradable at {}'.format(
                        tip.sha[:10]))[:500], 'deep': True}

@@ -22,6 +22,17 @@ from grader.outpaths import writable_file, writable_folder
 USAGE_ERROR = 2
 
 
+def say(text: str) -> None:
+    """`text` on stdout, where a reader that went away (`check ... | head`) stops the printing
+    but not the work: the files asked for are still written, and the exit status is still the
+    verdict's. Flushed at once, so a closed pipe shows here and not at the interpreter's exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def _unknown_checks(only, step):
     """The ids of `--only` that are no check of `step` (its own or a regression check), each with
     the closest ids it may have meant."""
@@ -98,8 +109,8 @@ def cmd_check(args):
         doc = run.grade(args.submission, args.step, options, progress=progress)
     finally:
         progress.finish()
-    sys.stdout.write(report.render(doc, colour=report.use_colour(sys.stdout),
-                                   verbose=args.verbose))
+    say(report.render(doc, colour=report.use_colour(sys.stdout), verbose=args.verbose,
+                      submission=args.submission))
     status = 0 if doc['verdict'] == 'accept' else 1
     # checked before grading, but the disk can still fill up or a folder vanish meanwhile: the
     # report above is printed first, so the grading is never lost for want of a file
@@ -110,12 +121,12 @@ def cmd_check(args):
             _write_graphs(doc, Path(args.graph_dir))
         if args.html:
             from grader import htmlreport
-            htmlreport.write_report(args.html, doc)
-            print('html report: {}'.format(args.html))
+            htmlreport.write_report(args.html, doc, submission=Path(args.submission).resolve())
+            say('html report: {}\n'.format(args.html))
         if args.repro_dir:
             from grader import repro
             for path in repro.write_all(doc, Path(args.repro_dir), args.submission):
-                print('repro: {}'.format(path))
+                say('repro: {}\n'.format(path))
     except OSError as e:
         print('dezero-grade: could not write {}: {}'.format(
             e.filename or args.json or args.graph_dir or args.html or args.repro_dir,
@@ -128,7 +139,7 @@ def _write_graphs(doc, folder):
     from grader import graphs
     written = graphs.write_all(doc, folder)
     for path in written:
-        print('graph: {}'.format(path))
+        say('graph: {}\n'.format(path))
 
 
 def cmd_faults(args):

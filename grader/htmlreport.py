@@ -76,20 +76,17 @@ def _page(title: str, body: str) -> str:
 
 
 # -- one scorecard --------------------------------------------------------------------------------
-def render(doc: dict, *, back: str | None = None) -> str:
-    """The whole page for one scorecard; `back` links to the class page."""
+def render(doc: dict, *, back: str | None = None, submission=None) -> str:
+    """The whole page for one scorecard; `back` links to the class page; `submission`: the path
+    the code was graded from (absolute: the page is opened from anywhere), None where it is not
+    known (a batch's pages), as in `report.render`."""
     card = Scorecard.from_document(doc)
     title = 'step {} · {} · {}'.format(card.step, card.submission_id, card.verdict.upper())
     nav = '<p class="meta"><a href="{}">&larr; class page</a></p>'.format(esc(back)) if back else ''
-    return _page(title, nav + _body(card))
+    return _page(title, nav + _body(card, submission))
 
 
-def fragment(doc: dict) -> str:
-    """The report body without the page around it (Gradescope's HTML `output` takes this)."""
-    return _body(Scorecard.from_document(doc))
-
-
-def _body(card: Scorecard) -> str:
+def _body(card: Scorecard, submission=None) -> str:
     env = card.environment
     out = ['<header>',
            '<h1>dezero-grade · step {} {}</h1>'.format(card.step, esc(card.title)),
@@ -118,7 +115,8 @@ def _body(card: Scorecard) -> str:
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
-            out.append(_failing_check(c, diagnosed=bool(card.diagnosis)))
+            out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
+                                      reproduce=report.reproduce_line(card, c.id, submission)))
     skipped = card.unjudged
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
@@ -194,7 +192,7 @@ def _graphs(check: CheckRecord):
             for f in check.failing_findings if (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c: CheckRecord, diagnosed=False) -> str:
+def _failing_check(c: CheckRecord, diagnosed=False, reproduce='') -> str:
     """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
     with a diagnosis), not a guess from the fault catalogue."""
     tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
@@ -216,6 +214,8 @@ def _failing_check(c: CheckRecord, diagnosed=False) -> str:
             'root cause' if diagnosed else 'looks like', esc(f['id']), esc(f['title'])))
     for graph, divergent in _graphs(c)[:2]:
         out.append(graph_figure(graph, c.id, divergent))
+    if c.repro and reproduce:
+        out.append('<div class="meta reproduce">{}</div>'.format(esc(reproduce)))
     if c.repro:
         out.append('<details><summary>reproduce it against your own code</summary>'
                    '<pre class="repro">{}</pre></details>'.format(esc(c.repro.rstrip('\n'))))
@@ -343,10 +343,10 @@ def page_name(ident: str) -> str:
     return safe + '.html'
 
 
-def write_report(path, doc: dict) -> Path:
-    """Write the HTML report of one scorecard (atomically)."""
+def write_report(path, doc: dict, submission=None) -> Path:
+    """Write the HTML report of one scorecard (atomically); `submission` as for `render`."""
     path = Path(path)
-    schema.write_text_atomic(path, render(doc))
+    schema.write_text_atomic(path, render(doc, submission=submission))
     return path
 
 

@@ -128,9 +128,10 @@ def load(path) -> Graded:
     return Graded(tuple(sorted(subs, key=lambda s: s.id)), summary, roster, path)
 
 
-def check_text(check: CheckRecord) -> str:
+def check_text(check: CheckRecord, card: Scorecard | None = None) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
-    the hint, the catalogued fault behind it, and how to reproduce it."""
+    the hint, the catalogued fault behind it, and how to reproduce it (with `card`, the scorecard
+    it is a check of, also the command that grades it again on the learner's own machine)."""
     lines = [check.message]
     if check.unjudged:
         lines[0] = 'not judged here, so it earns nothing: ' + check.message
@@ -142,6 +143,9 @@ def check_text(check: CheckRecord) -> str:
         lines.append('root cause: {} — {}'.format(fault['id'], fault['title']))
     if check.repro:
         lines.append('')
+        if card is not None:
+            from grader import report
+            lines.append(report.reproduce_line(card, check.id))
         lines.append('reproduce it against your own code:')
         lines.append(check.repro.rstrip('\n'))
     return '\n'.join(lines)

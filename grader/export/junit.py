@@ -54,7 +54,7 @@ def _suite(sub, step) -> dict:
     for c in card.checks:
         cases.append({'classname': classname, 'name': c.id, 'time': float(c.duration_s),
                       'outcome': _OUTCOME[c.status], 'message': c.message,
-                      'detail': check_text(c) if c.status != status.PASSED else ''})
+                      'detail': check_text(c, card) if c.status != status.PASSED else ''})
     return {'name': sub.id, 'timestamp': card.generated_at.rstrip('Z'),
             'time': float(card.duration_s), 'properties': props, 'cases': cases}
 

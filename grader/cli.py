@@ -138,6 +138,9 @@ def build_parser():
     c.add_argument('--step', type=_step, required=True)
     c.add_argument('--fault', required=True)
     c.add_argument('--out', required=True, help='a new folder for the variant')
+    c.add_argument('--as-patch', action='store_true',
+                   help='add the fault as a module run when the package is imported (as selftest '
+                        'does) instead of writing it into your function, where the book\'s code is')
 
     c = sub.add_parser('selftest', help='reference accepted, every fault caught')
     c.add_argument('--step', type=_step, action='append',

@@ -164,10 +164,20 @@ def cmd_inject(args):
         print('dezero-grade: {} exists already; name a new folder'.format(args.out),
               file=sys.stderr)
         return USAGE_ERROR
+    fault = catalogue[args.fault]
     with tempfile.TemporaryDirectory(prefix='dezero-inject-') as tmp:
         sub = load.prepare(Path(args.submission), args.step, Path(tmp))
-        out = faults.inject(sub.root, Path(args.out), catalogue[args.fault], sub.entry)
-    print('wrote {} with fault {}: {}'.format(out, args.fault, catalogue[args.fault].title))
+        if args.as_patch:
+            out, where, why = faults.inject(sub.root, Path(args.out), fault, sub.entry), '', ''
+        else:
+            out, where, why = faults.inject_into_source(sub.root, Path(args.out), fault, sub.entry)
+    print('wrote {} with fault {}: {}'.format(out, args.fault, fault.title))
+    if where:
+        print('  written into your code: {}'.format(where))
+    else:
+        print('  added as a patch module run when your package is imported ({}){}'.format(
+            faults.FAULT_FILE, '' if args.as_patch else ': it cannot be written into your code, as '
+            + why))
     return 0
 
 

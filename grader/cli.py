@@ -165,7 +165,12 @@ def build_parser():
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running a submission, in MB (default 4096)')
     c.add_argument('--shard', metavar='I/N', help='grade only shard I of N (1-based), for CI matrices')
-    c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports)')
+    c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports); '
+                   'a submitted_at column gives the hand-in times for the late penalty')
+    c.add_argument('--times', metavar='FILE',
+                   help='when each submission was handed in, for the policy\'s late penalty: a CSV '
+                        '(submission, submitted_at[, due]), Gradescope\'s submission_metadata.yml '
+                        'or grades export, or Canvas\'s submissions as JSON')
     c.add_argument('--force', action='store_true', help='grade everything again, even what is done')
     _policy_argument(c)
     c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')

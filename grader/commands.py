@@ -7,6 +7,7 @@ which is printed on stderr before any grading where it can be found.
 """
 from __future__ import annotations
 
+import collections
 import difflib
 import os
 import sys
@@ -213,6 +214,7 @@ def _usage(message):
 def cmd_batch(args):
     from grader import batch
     from grader import policy as policy_mod
+    from grader.batch import times as times_mod
     from grader.export import roster as roster_mod
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
@@ -223,9 +225,11 @@ def cmd_batch(args):
         shard = batch.Shard.parse(args.shard) if args.shard else None
         writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None
+        times = times_mod.read(args.times) if args.times else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
-                                 roster=roster, force=args.force)
-    except (batch.BatchError, roster_mod.RosterError, policy_mod.PolicyError) as e:
+                                 roster=roster, force=args.force, times=times)
+    except (batch.BatchError, roster_mod.RosterError, policy_mod.PolicyError,
+            times_mod.TimesError) as e:
         return _usage(e)
     sys.stdout.write(batch.render(result.summary, result.out))
     return 0 if result.complete else 1
@@ -351,9 +355,27 @@ def cmd_export(args):
     except OSError as e:
         return _usage('could not write the {} export to {}: {}'.format(
             args.format, e.filename or out, e.strerror or e))
-    for warning in written.warnings:
-        print('dezero-grade export: {}'.format(warning), file=sys.stderr)
-    where = out if len(written.paths) == 1 else '{} ({} files)'.format(out, len(written.paths))
-    print('wrote {} export of {} scorecard(s) to {}'.format(args.format, len(graded.submissions),
-                                                            where))
+    for line in written.warnings + written.left_out_lines:
+        print('dezero-grade export: {}'.format(line), file=sys.stderr)
+    print(export_summary(args.format, out, written))
+    if not written.rows:
+        print('dezero-grade export: wrote nothing: no {} could be made{}'.format(
+            written.unit, ' (every submission was left out, see above)' if written.left_out
+            else ''), file=sys.stderr)
+        return 1
     return 0
+
+
+def export_summary(fmt, out, written) -> str:
+    """One line: what an export wrote, how much of it, and how much it left out for what."""
+    where = out if len(written.paths) <= 1 else '{} ({} files)'.format(out, len(written.paths))
+    text = 'wrote the {} export: {} {}{}'.format(fmt, written.rows, written.unit,
+                                                '' if written.rows == 1 else 's')
+    if written.rows:
+        text += ' to {}'.format(where)
+    if written.left_out:
+        kinds = collections.Counter(why.split(' (')[0].split(':')[0]
+                                    for _, why in written.left_out)
+        text += '; left out {}: {}'.format(len(written.left_out), ', '.join(
+            '{} {}'.format(n, why) for why, n in sorted(kinds.items())))
+    return text

@@ -305,18 +305,29 @@ def class_page(summary: dict, docs: dict, link) -> str:
                            _linked(u['id'], link), esc(u.get('code', '')), esc(u.get('reason', '')))
                            for u in ungraded)))
     rows = []
+    roster = summary.get('roster') or {}
+    names = roster.get('names') or {}
     for s in summary['submissions']:
         card = Scorecard.from_document(docs[s['id']]) if docs.get(s['id']) else None
         failing = len(card.failing) if card and not card.is_invalid else '—'
-        rows.append('<tr class="submission" data-id="{}"><td>{}</td><td><span class="chip" '
-                    'style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td><td>{}</td>'
-                    '</tr>'.format(esc(s['id']), _linked(s['id'], link),
-                                   _VERDICT_COLOURS.get(s['verdict'], '#59636e'),
-                                   esc(s['verdict']), _fmt(s['earned']), _fmt(s['possible']),
-                                   _fmt(s.get('extension_earned', 0)), failing))
-    out.append('<section id="submissions"><h2>submissions</h2><table><tr><th>submission</th>'
-               '<th>verdict</th><th>score</th><th>extension</th><th>failing checks</th></tr>{}'
-               '</table></section>'.format(''.join(rows)))
+        late = s.get('late')
+        rows.append('<tr class="submission" data-id="{}"><td>{}</td><td>{}</td><td><span '
+                    'class="chip" style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td>'
+                    '<td>{}</td><td>{}</td></tr>'.format(
+                        esc(s['id']), esc(names.get(s['id'], '')), _linked(s['id'], link),
+                        _VERDICT_COLOURS.get(s['verdict'], '#59636e'), esc(s['verdict']),
+                        _fmt(s['earned']), _fmt(s['possible']), _fmt(s.get('extension_earned', 0)),
+                        failing, '{:.1f} h ({} points)'.format(late['minutes_late'] / 60,
+                                                               _fmt(late['points']))
+                        if late else ''))
+    # who the roster has and nothing was handed in for: a row each, so nobody is missed
+    for p in roster.get('without_submission') or ():
+        rows.append('<tr class="submission missing" data-id="{}"><td>{}</td><td>{}</td><td>'
+                    'nothing handed in</td><td></td><td></td><td></td><td></td></tr>'.format(
+                        esc(p['submission']), esc(p['student']), esc(p['submission'])))
+    out.append('<section id="submissions"><h2>submissions</h2><table><tr><th>student</th>'
+               '<th>submission</th><th>verdict</th><th>score</th><th>extension</th>'
+               '<th>failing checks</th><th>late</th></tr>{}</table></section>'.format(''.join(rows)))
     compat = summary.get('compatibility') or []
     if compat:
         out.append('<section><h2>compatibility findings</h2><table><tr><th>API</th><th>since'

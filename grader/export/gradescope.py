@@ -27,7 +27,7 @@ from pathlib import Path
 from grader import diagnose
 from grader import policy as policy_mod
 from grader import repro, report, schema
-from grader.export import Written, check_text
+from grader.export import Written, check_text, no_scorecard
 from grader.record import Adjustment, CheckRecord, Scorecard
 
 SCHEMA = 'gradescope-results'
@@ -197,9 +197,8 @@ def export(graded, out, *, visibility: str | None = None) -> Written:
     for each submission of a batch."""
     out = Path(out)
     if graded.summary is None:
-        return Written((write(out, graded.submissions[0].scorecard, visibility=visibility),))
+        return Written((write(out, graded.submissions[0].scorecard, visibility=visibility),),
+                       rows=1, unit='results.json')
     paths = tuple(write(out / s.id / 'results.json', s.scorecard, visibility=visibility)
                   for s in graded.submissions)
-    warnings = tuple('{}: no scorecard, no results.json ({})'.format(u['id'], u['reason'])
-                     for u in graded.without_scorecard)
-    return Written(paths, warnings)
+    return Written(paths, (), len(paths), 'results.json', tuple(no_scorecard(graded)))

@@ -4,7 +4,8 @@ and the receipt that lets a restarted batch skip what is graded and current.
 
 A receipt (receipts/<id>.json) is written after the scorecard: the source fingerprint and
 options it answers, the assignment's content hash, the grader's version and code hash, the
-grading policy's hash, and the scorecard's sha256. A submission is skipped only when all of
+grading policy's hash, the hand-in and due time it was scored with (where known), and the
+scorecard's sha256. A submission is skipped only when all of
 them match it as it is now (content hash of a folder, sha256 of a zip).
 """
 from __future__ import annotations

@@ -10,6 +10,8 @@
 #   SUBMISSIONS  folder with one sub-folder or .zip per learner
 #   OUT          where scorecards, summary and exports go (kept between runs: that is the resume)
 #   ROSTER       roster CSV (optional; needed for the Canvas export)
+#   LTI          1: also write the LTI scores (the roster then needs an lti_user_id column; an
+#                export that can place no score fails the run instead of posting nothing)
 #   JOBS         submissions graded at once (default: the number of CPUs)
 #   TIMEOUT      seconds one test of a submission may take (default 30)
 set -euo pipefail
@@ -42,7 +44,9 @@ nice -n 10 "$GRADE" batch "$SUBMISSIONS" --step "$STEP" --out "$OUT" --jobs "$JO
 # summary lists them; the exports below still cover everyone else. Status 2: a usage error.
 if [ "$status" -le 1 ] && [ -f "$OUT/summary.json" ]; then
     "$GRADE" export "$OUT" --format junit
-    "$GRADE" export "$OUT" --format lti
+    if [ "${LTI:-0}" = 1 ]; then
+        "$GRADE" export "$OUT" --format lti
+    fi
     if [ -f "$OUT/roster.json" ]; then
         "$GRADE" export "$OUT" --format canvas
     fi

@@ -1,17 +1,21 @@
 """`dezero-grade` (and `python -m grader`): the command line.
 
 Exit status of `check`: 0 accept, 1 rollback / reject / incomplete / invalid, 2 usage error. Every other
-command: 0 on success, 1 when what it checks fails (selftest gaps), 2 on a usage error.
+command: 0 on success, 1 when what it checks fails (selftest gaps) or it made nothing (an export
+with no row), 2 on a usage error.
 
 A usage error is a message on stderr, never a traceback, and is found before any grading where it
-can be: output paths are checked for writability first (the writes themselves stay atomic), and a
-mistyped `--only` id is named with the ids it is close to. This module parses the arguments; what
+can be: output paths are checked for writability first (the writes themselves stay atomic), a
+mistyped `--only` id is named with the ids it is close to, and a mistyped option with the option
+it is close to (options are never abbreviated: `_Parser`). This module parses the arguments; what
 each command does is in `grader.commands`.
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 
 from grader import assignments, bwrap
@@ -37,11 +41,30 @@ def _jobs(text):
     return value
 
 
+_STEP = re.compile(r'(?:step)?[ _-]?0*(\d{1,3})', re.I)
+
+
 def _step(text):
-    value = int(text)
+    """A step number: `52`, or as the book's files name it, `step52` (`step05`, `Step 5`)."""
+    found = _STEP.fullmatch(text.strip())
+    if found is None:
+        raise argparse.ArgumentTypeError('takes a step number from 1 to 60 (52, or step52 as the '
+                                         'book\'s files name it), found {!r}'.format(text))
+    value = int(found.group(1))
     if not 1 <= value <= 60:
-        raise argparse.ArgumentTypeError('steps run from 1 to 60')
+        raise argparse.ArgumentTypeError('steps run from 1 to 60, found {}'.format(value))
     return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options: `--verbos` is a typo, not `--verbose`. An abbreviation that works
+    today silently changes meaning (or breaks a script) when an option sharing its prefix is
+    added, and every option a learner types often has a short form of its own (`-v`, `-j`).
+    A typo is answered with the option it is close to (`unknown_options`)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault('allow_abbrev', False)
+        super().__init__(*args, **kwargs)
 
 
 def version() -> str:
@@ -59,12 +82,13 @@ def _policy_argument(c, when='default: the default policy'):
 
 
 def build_parser():
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog='dezero-grade',
         description='The acceptance gate for a DeZero rebuilt step by step: gradient checks, '
                     'device / mode / state / serialization invariants and fault detection.')
     p.add_argument('--version', action='version', version='dezero-grade ' + version())
-    sub = p.add_subparsers(dest='command', metavar='COMMAND')
+    sub = p.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
+    p.commands = sub.choices   # command name -> its parser, for unknown_options
 
     c = sub.add_parser('list', help='steps, titles and what each checks')
     c.add_argument('--checks', action='store_true', help='also list the registered checks')
@@ -114,6 +138,9 @@ def build_parser():
     c.add_argument('--step', type=_step, required=True)
     c.add_argument('--fault', required=True)
     c.add_argument('--out', required=True, help='a new folder for the variant')
+    c.add_argument('--as-patch', action='store_true',
+                   help='add the fault as a module run when the package is imported (as selftest '
+                        'does) instead of writing it into your function, where the book\'s code is')
 
     c = sub.add_parser('selftest', help='reference accepted, every fault caught')
     c.add_argument('--step', type=_step, action='append',
@@ -138,7 +165,12 @@ def build_parser():
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running a submission, in MB (default 4096)')
     c.add_argument('--shard', metavar='I/N', help='grade only shard I of N (1-based), for CI matrices')
-    c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports)')
+    c.add_argument('--roster', metavar='CSV', help='who handed in which submission (for exports); '
+                   'a submitted_at column gives the hand-in times for the late penalty')
+    c.add_argument('--times', metavar='FILE',
+                   help='when each submission was handed in, for the policy\'s late penalty: a CSV '
+                        '(submission, submitted_at[, due]), Gradescope\'s submission_metadata.yml '
+                        'or grades export, or Canvas\'s submissions as JSON')
     c.add_argument('--force', action='store_true', help='grade everything again, even what is done')
     _policy_argument(c)
     c.add_argument('--device', choices=('auto', 'sim', 'cuda', 'cpu'), default='auto')
@@ -194,7 +226,8 @@ def build_parser():
     c.add_argument('--out', default='merged', metavar='DIR',
                    help='where the merged scorecards and summary go (default: merged)')
 
-    c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit')
+    c = sub.add_parser('export', help='export grades to Gradescope, Canvas, LTI or JUnit, or write '
+                       'an HTML class page')
     c.add_argument('source', nargs='?', metavar='DIR',
                    help='a batch --out folder, or one scorecard file (check --json)')
     c.add_argument('--format', required=True,
@@ -232,9 +265,28 @@ def build_parser():
     return p
 
 
+def unknown_options(parser, command, extras) -> str:
+    """What to say of arguments `command` does not take: the first one, with the option it is
+    close to (argparse of Python < 3.14 names no alternative, and prints the top-level usage)."""
+    sub = parser.commands.get(command, parser)
+    name = '{} {}'.format(parser.prog, command) if command else parser.prog
+    first = extras[0]
+    if not first.startswith('-'):
+        return '{}: unexpected argument {!r}; `{} --help` says what it takes'.format(
+            name, first, name)
+    known = [o for a in sub._actions for o in a.option_strings if o.startswith('--')]
+    close = difflib.get_close_matches(first.split('=', 1)[0], known, n=1, cutoff=0.6)
+    return '{}: no option {}{}; `{} --help` lists them'.format(
+        name, first.split('=', 1)[0], ' (did you mean {}?)'.format(close[0]) if close
+        else '', name)
+
+
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        print(unknown_options(parser, args.command, extras), file=sys.stderr)
+        return USAGE_ERROR
     if args.command is None:
         parser.print_help()
         return USAGE_ERROR

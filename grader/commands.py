@@ -7,6 +7,7 @@ which is printed on stderr before any grading where it can be found.
 """
 from __future__ import annotations
 
+import collections
 import difflib
 import os
 import sys
@@ -20,6 +21,17 @@ from grader.errors import GraderError
 from grader.outpaths import writable_file, writable_folder
 
 USAGE_ERROR = 2
+
+
+def say(text: str) -> None:
+    """`text` on stdout, where a reader that went away (`check ... | head`) stops the printing
+    but not the work: the files asked for are still written, and the exit status is still the
+    verdict's. Flushed at once, so a closed pipe shows here and not at the interpreter's exit."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _unknown_checks(only, step):
@@ -98,8 +110,8 @@ def cmd_check(args):
         doc = run.grade(args.submission, args.step, options, progress=progress)
     finally:
         progress.finish()
-    sys.stdout.write(report.render(doc, colour=report.use_colour(sys.stdout),
-                                   verbose=args.verbose))
+    say(report.render(doc, colour=report.use_colour(sys.stdout), verbose=args.verbose,
+                      submission=args.submission))
     status = 0 if doc['verdict'] == 'accept' else 1
     # checked before grading, but the disk can still fill up or a folder vanish meanwhile: the
     # report above is printed first, so the grading is never lost for want of a file
@@ -110,12 +122,12 @@ def cmd_check(args):
             _write_graphs(doc, Path(args.graph_dir))
         if args.html:
             from grader import htmlreport
-            htmlreport.write_report(args.html, doc)
-            print('html report: {}'.format(args.html))
+            htmlreport.write_report(args.html, doc, submission=Path(args.submission).resolve())
+            say('html report: {}\n'.format(args.html))
         if args.repro_dir:
             from grader import repro
             for path in repro.write_all(doc, Path(args.repro_dir), args.submission):
-                print('repro: {}'.format(path))
+                say('repro: {}\n'.format(path))
     except OSError as e:
         print('dezero-grade: could not write {}: {}'.format(
             e.filename or args.json or args.graph_dir or args.html or args.repro_dir,
@@ -128,7 +140,7 @@ def _write_graphs(doc, folder):
     from grader import graphs
     written = graphs.write_all(doc, folder)
     for path in written:
-        print('graph: {}'.format(path))
+        say('graph: {}\n'.format(path))
 
 
 def cmd_faults(args):
@@ -153,10 +165,20 @@ def cmd_inject(args):
         print('dezero-grade: {} exists already; name a new folder'.format(args.out),
               file=sys.stderr)
         return USAGE_ERROR
+    fault = catalogue[args.fault]
     with tempfile.TemporaryDirectory(prefix='dezero-inject-') as tmp:
         sub = load.prepare(Path(args.submission), args.step, Path(tmp))
-        out = faults.inject(sub.root, Path(args.out), catalogue[args.fault], sub.entry)
-    print('wrote {} with fault {}: {}'.format(out, args.fault, catalogue[args.fault].title))
+        if args.as_patch:
+            out, where, why = faults.inject(sub.root, Path(args.out), fault, sub.entry), '', ''
+        else:
+            out, where, why = faults.inject_into_source(sub.root, Path(args.out), fault, sub.entry)
+    print('wrote {} with fault {}: {}'.format(out, args.fault, fault.title))
+    if where:
+        print('  written into your code: {}'.format(where))
+    else:
+        print('  added as a patch module run when your package is imported ({}){}'.format(
+            faults.FAULT_FILE, '' if args.as_patch else ': it cannot be written into your code, as '
+            + why))
     return 0
 
 
@@ -192,6 +214,7 @@ def _usage(message):
 def cmd_batch(args):
     from grader import batch
     from grader import policy as policy_mod
+    from grader.batch import times as times_mod
     from grader.export import roster as roster_mod
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
@@ -202,9 +225,11 @@ def cmd_batch(args):
         shard = batch.Shard.parse(args.shard) if args.shard else None
         writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None
+        times = times_mod.read(args.times) if args.times else None
         result = batch.run_batch(args.submissions, args.out, options, jobs=args.jobs, shard=shard,
-                                 roster=roster, force=args.force)
-    except (batch.BatchError, roster_mod.RosterError, policy_mod.PolicyError) as e:
+                                 roster=roster, force=args.force, times=times)
+    except (batch.BatchError, roster_mod.RosterError, policy_mod.PolicyError,
+            times_mod.TimesError) as e:
         return _usage(e)
     sys.stdout.write(batch.render(result.summary, result.out))
     return 0 if result.complete else 1
@@ -330,9 +355,27 @@ def cmd_export(args):
     except OSError as e:
         return _usage('could not write the {} export to {}: {}'.format(
             args.format, e.filename or out, e.strerror or e))
-    for warning in written.warnings:
-        print('dezero-grade export: {}'.format(warning), file=sys.stderr)
-    where = out if len(written.paths) == 1 else '{} ({} files)'.format(out, len(written.paths))
-    print('wrote {} export of {} scorecard(s) to {}'.format(args.format, len(graded.submissions),
-                                                            where))
+    for line in written.warnings + written.left_out_lines:
+        print('dezero-grade export: {}'.format(line), file=sys.stderr)
+    print(export_summary(args.format, out, written))
+    if not written.rows:
+        print('dezero-grade export: wrote nothing: no {} could be made{}'.format(
+            written.unit, ' (every submission was left out, see above)' if written.left_out
+            else ''), file=sys.stderr)
+        return 1
     return 0
+
+
+def export_summary(fmt, out, written) -> str:
+    """One line: what an export wrote, how much of it, and how much it left out for what."""
+    where = out if len(written.paths) <= 1 else '{} ({} files)'.format(out, len(written.paths))
+    text = 'wrote the {} export: {} {}{}'.format(fmt, written.rows, written.unit,
+                                                '' if written.rows == 1 else 's')
+    if written.rows:
+        text += ' to {}'.format(where)
+    if written.left_out:
+        kinds = collections.Counter(why.split(' (')[0].split(':')[0]
+                                    for _, why in written.left_out)
+        text += '; left out {}: {}'.format(len(written.left_out), ', '.join(
+            '{} {}'.format(n, why) for why, n in sorted(kinds.items())))
+    return text

@@ -303,6 +303,9 @@ def _summary(cause) -> str:
         error['type'], error['message'], at, because)
 
 
+summary = _summary   # a cause's one line, recounted where a reader sees only some of its checks
+
+
 def cause_of(diagnosis, check_id):
     """The cause (a diagnosis entry) that explains a check, or None."""
     for cause in (diagnosis or {}).get('causes', ()):

@@ -76,20 +76,17 @@ def _page(title: str, body: str) -> str:
 
 
 # -- one scorecard --------------------------------------------------------------------------------
-def render(doc: dict, *, back: str | None = None) -> str:
-    """The whole page for one scorecard; `back` links to the class page."""
+def render(doc: dict, *, back: str | None = None, submission=None) -> str:
+    """The whole page for one scorecard; `back` links to the class page; `submission`: the path
+    the code was graded from (absolute: the page is opened from anywhere), None where it is not
+    known (a batch's pages), as in `report.render`."""
     card = Scorecard.from_document(doc)
     title = 'step {} · {} · {}'.format(card.step, card.submission_id, card.verdict.upper())
     nav = '<p class="meta"><a href="{}">&larr; class page</a></p>'.format(esc(back)) if back else ''
-    return _page(title, nav + _body(card))
+    return _page(title, nav + _body(card, submission))
 
 
-def fragment(doc: dict) -> str:
-    """The report body without the page around it (Gradescope's HTML `output` takes this)."""
-    return _body(Scorecard.from_document(doc))
-
-
-def _body(card: Scorecard) -> str:
+def _body(card: Scorecard, submission=None) -> str:
     env = card.environment
     out = ['<header>',
            '<h1>dezero-grade · step {} {}</h1>'.format(card.step, esc(card.title)),
@@ -118,7 +115,8 @@ def _body(card: Scorecard) -> str:
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
-            out.append(_failing_check(c, diagnosed=bool(card.diagnosis)))
+            out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
+                                      reproduce=report.reproduce_line(card, c.id, submission)))
     skipped = card.unjudged
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
@@ -194,7 +192,7 @@ def _graphs(check: CheckRecord):
             for f in check.failing_findings if (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c: CheckRecord, diagnosed=False) -> str:
+def _failing_check(c: CheckRecord, diagnosed=False, reproduce='') -> str:
     """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
     with a diagnosis), not a guess from the fault catalogue."""
     tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
@@ -216,6 +214,8 @@ def _failing_check(c: CheckRecord, diagnosed=False) -> str:
             'root cause' if diagnosed else 'looks like', esc(f['id']), esc(f['title'])))
     for graph, divergent in _graphs(c)[:2]:
         out.append(graph_figure(graph, c.id, divergent))
+    if c.repro and reproduce:
+        out.append('<div class="meta reproduce">{}</div>'.format(esc(reproduce)))
     if c.repro:
         out.append('<details><summary>reproduce it against your own code</summary>'
                    '<pre class="repro">{}</pre></details>'.format(esc(c.repro.rstrip('\n'))))
@@ -305,18 +305,29 @@ def class_page(summary: dict, docs: dict, link) -> str:
                            _linked(u['id'], link), esc(u.get('code', '')), esc(u.get('reason', '')))
                            for u in ungraded)))
     rows = []
+    roster = summary.get('roster') or {}
+    names = roster.get('names') or {}
     for s in summary['submissions']:
         card = Scorecard.from_document(docs[s['id']]) if docs.get(s['id']) else None
         failing = len(card.failing) if card and not card.is_invalid else '—'
-        rows.append('<tr class="submission" data-id="{}"><td>{}</td><td><span class="chip" '
-                    'style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td><td>{}</td>'
-                    '</tr>'.format(esc(s['id']), _linked(s['id'], link),
-                                   _VERDICT_COLOURS.get(s['verdict'], '#59636e'),
-                                   esc(s['verdict']), _fmt(s['earned']), _fmt(s['possible']),
-                                   _fmt(s.get('extension_earned', 0)), failing))
-    out.append('<section id="submissions"><h2>submissions</h2><table><tr><th>submission</th>'
-               '<th>verdict</th><th>score</th><th>extension</th><th>failing checks</th></tr>{}'
-               '</table></section>'.format(''.join(rows)))
+        late = s.get('late')
+        rows.append('<tr class="submission" data-id="{}"><td>{}</td><td>{}</td><td><span '
+                    'class="chip" style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td>'
+                    '<td>{}</td><td>{}</td></tr>'.format(
+                        esc(s['id']), esc(names.get(s['id'], '')), _linked(s['id'], link),
+                        _VERDICT_COLOURS.get(s['verdict'], '#59636e'), esc(s['verdict']),
+                        _fmt(s['earned']), _fmt(s['possible']), _fmt(s.get('extension_earned', 0)),
+                        failing, '{:.1f} h ({} points)'.format(late['minutes_late'] / 60,
+                                                               _fmt(late['points']))
+                        if late else ''))
+    # who the roster has and nothing was handed in for: a row each, so nobody is missed
+    for p in roster.get('without_submission') or ():
+        rows.append('<tr class="submission missing" data-id="{}"><td>{}</td><td>{}</td><td>'
+                    'nothing handed in</td><td></td><td></td><td></td><td></td></tr>'.format(
+                        esc(p['submission']), esc(p['student']), esc(p['submission'])))
+    out.append('<section id="submissions"><h2>submissions</h2><table><tr><th>student</th>'
+               '<th>submission</th><th>verdict</th><th>score</th><th>extension</th>'
+               '<th>failing checks</th><th>late</th></tr>{}</table></section>'.format(''.join(rows)))
     compat = summary.get('compatibility') or []
     if compat:
         out.append('<section><h2>compatibility findings</h2><table><tr><th>API</th><th>since'
@@ -343,10 +354,10 @@ def page_name(ident: str) -> str:
     return safe + '.html'
 
 
-def write_report(path, doc: dict) -> Path:
-    """Write the HTML report of one scorecard (atomically)."""
+def write_report(path, doc: dict, submission=None) -> Path:
+    """Write the HTML report of one scorecard (atomically); `submission` as for `render`."""
     path = Path(path)
-    schema.write_text_atomic(path, render(doc))
+    schema.write_text_atomic(path, render(doc, submission=submission))
     return path
 
 

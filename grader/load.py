@@ -318,6 +318,23 @@ def content_hash(root: Path) -> str:
 
 # -- prepare --------------------------------------------------------------------------------------
 
+def _code_root(root: Path, entry: Entry) -> Path:
+    """Where the content hash starts: inside the one top-level folder the code was found in (a
+    zip of `alice/` holds `alice/dezero/...`) when that folder is all the submission holds, so
+    that the same code has the same hash, and so the same seed, zipped or not and whatever its
+    wrapper is called; else the submission's root."""
+    top, _, rest = entry.path.partition("/")
+    at_root = (entry.kind == "package" and entry.path == "dezero") or (
+        entry.kind == "single-file" and (not rest or top == "steps" and "/" not in rest))
+    if at_root:
+        return root
+    try:
+        names = [e.name for e in os.scandir(root) if not _ignored(e.name, e.is_dir(follow_symlinks=False))]
+    except OSError:
+        return root
+    return root / top if names == [top] else root
+
+
 def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: int = MAX_TOTAL_BYTES,
             max_files: int = MAX_FILES) -> Submission:
     """Copy or extract ``source`` into a fresh folder under ``scratch_parent`` and find its entry."""
@@ -360,7 +377,7 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
                 raise SubmissionError("no-entry", f"{exc.message}; symbolic links and special files are not "
                                       f"followed, and these were skipped: {', '.join(skipped[:_LISTED])}") from None
             raise
-        digest = content_hash(root)
+        digest = content_hash(_code_root(root, entry))
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise

@@ -22,6 +22,7 @@ import datetime
 import fnmatch
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,11 +77,22 @@ def sha256_of(document: dict) -> str:
     return 'sha256:' + hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
+# Gradescope's grades export and Ruby's YAML write `2026-05-02 10:30:00 -0700`, Ruby down to
+# nanoseconds: the offset after a space, and more fraction digits than Python reads
+_SPACED = re.compile(r'^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d)?)(\.\d+)?\s*'
+                     r'([+-]\d\d):?(\d\d)$')
+
+
 def parse_time(text: str, what: str = 'a time') -> datetime.datetime:
-    """An RFC 3339 time with its UTC offset (`Z` or `+09:00`; Gradescope writes microseconds)."""
+    """An RFC 3339 time with its UTC offset (`Z` or `+09:00`; Gradescope writes microseconds),
+    also as Gradescope's exports write it (`2026-05-02 10:30:00 -0700`)."""
     value = str(text).strip()
     if value.endswith(('Z', 'z')):
         value = value[:-1] + '+00:00'
+    spaced = _SPACED.match(value)
+    if spaced:
+        moment, fraction, hours, minutes = spaced.groups()
+        value = '{}{}{}:{}'.format(moment, (fraction or '')[:7], hours, minutes)
     try:
         moment = datetime.datetime.fromisoformat(value)
     except ValueError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import sys
+import threading
 import time
 
 from grader import report
@@ -37,6 +38,10 @@ class Progress:
         self.started = time.monotonic()
         self.outcomes = collections.Counter()
         self._drawn = False
+        self.activity = ''          # what is happening while the count stands still
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = None
 
     def start(self, total: int) -> None:
         """(Re)start counting `total` items from none."""
@@ -53,7 +58,23 @@ class Progress:
     def advance(self) -> None:
         """One more item done, with nothing to say about it (a probe)."""
         self.done += 1
+        self.activity = ''
         self._draw()
+
+    def phase(self, text: str) -> None:
+        """Say what is happening while no item finishes (a worker starting, the reference's
+        answers computed): shown beside the count, the elapsed time kept running, until the next
+        item is done."""
+        self.activity = text
+        self._draw()
+        if self.tty and self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick, daemon=True, name='progress')
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            if self.activity:
+                self._draw()
 
     def update(self, item_id: str, outcome: str) -> None:
         """One more item done: `outcome` starts with the word it is counted under."""
@@ -71,14 +92,18 @@ class Progress:
     def _draw(self) -> None:
         if not (self.tty and self.total):
             return
+        with self._lock:
+            self._draw_locked()
+
+    def _draw_locked(self) -> None:
         filled = int(_WIDTH * self.done / self.total)
         counts = ' '.join('{} {}'.format(k, v) for k, v in sorted(self.outcomes.items()))
-        what = ' '.join(part for part in ('{}/{}'.format(self.done, self.total), self.unit, counts)
-                        if part)
+        what = ' '.join(part for part in ('{}/{}'.format(self.done, self.total), self.unit, counts,
+                                          self.activity and '· ' + self.activity) if part)
         line = '\r{}[{}{}] {}  {} elapsed, ETA {}'.format(
             self.label, '#' * filled, '.' * (_WIDTH - filled), what,
             clock(time.monotonic() - self.started), clock(self.eta()))
-        self.stream.write(line[:200] + '\033[K')
+        self.stream.write(line[:240] + '\033[K')
         self.stream.flush()
         self._drawn = True
 
@@ -91,6 +116,10 @@ class Progress:
         self.stream.flush()
 
     def finish(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
         if self._drawn:
             self.stream.write('\r\033[K' if self.transient else '\n')
             self.stream.flush()

@@ -13,6 +13,7 @@ import json
 import os
 import re
 
+from grader import repro
 from grader.diagnose import cause_of as _cause_of
 from grader.record import CheckRecord, Scorecard
 
@@ -93,7 +94,12 @@ def _key_evidence(check: CheckRecord):
 key_evidence = _key_evidence   # the HTML report shows the same lines
 
 
-def render(doc, colour=False, verbose=False) -> str:
+def render(doc, colour=False, verbose=False, submission=None, withheld=False) -> str:
+    """The report of a scorecard. `submission`: the path the code was graded from, as the user
+    gave it to `check`; None where the scorecard is read away from the code (an export,
+    Gradescope), and the commands it prints are then run in the folder that holds the code.
+    `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
+    reason and the score (which count the others) are not shown."""
     # learner text is shown, never obeyed; only our colours are codes
     card = Scorecard.from_document(printable_tree(doc))
     out = []
@@ -102,6 +108,7 @@ def render(doc, colour=False, verbose=False) -> str:
                'sandbox {}'.format(card.step, card.title, card.submission_id,
                                    card.content_hash[:19], env['device_mode'], card.seed,
                                    card.profile, card.era, env['sandbox']))
+    head = len(out)
     sc = card.score
     line = '{}  score {}/{}'.format(_colour(card.verdict.upper(), _COLOURS[card.verdict], colour),
                                     _fmt(sc.earned), _fmt(sc.possible))
@@ -118,6 +125,9 @@ def render(doc, colour=False, verbose=False) -> str:
         out.append('  {}{}: {}{}'.format(adj.kind, taken, adj.reason,
                                           ' ({})'.format(', '.join(adj.checks)) if adj.checks
                                           else ''))
+    if withheld:   # they count the checks this document leaves out
+        del out[head:]
+        out.append('verdict and score: shown once every test is (some are not shown yet)')
     out.extend(_compatibility(card))
     if card.is_invalid:
         inv = card.invalid
@@ -166,12 +176,16 @@ def render(doc, colour=False, verbose=False) -> str:
         else:
             out.append('    root cause: no catalogued fault matches')
         if c.repro:
-            first = c.repro.splitlines()[1] if len(c.repro.splitlines()) > 1 else ''
-            out.append('    reproduce: {}'.format(first.lstrip('# ').replace('Whole check: ', '')))
+            out.append('    ' + reproduce_line(card, c.id, submission))
     if any(c.repro for c in failing):
         out.append('')
-        out.append('· each failing check runs alone against your code: add --repro-dir DIR, then '
-                   'python DIR/repro_<check>.py')
+        if submission is not None:
+            out.append('· each failing check runs alone against your code: add --repro-dir DIR, '
+                       'then python DIR/repro_<check>.py')
+        else:
+            out.append('· each failing check runs alone against your code {}: {} --repro-dir '
+                       'repros, then python repros/repro_<check>.py'.format(
+                           repro.IN_YOUR_FOLDER, _command(card, None, None)))
     if folded:
         ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
         out.append('')
@@ -193,6 +207,20 @@ def render(doc, colour=False, verbose=False) -> str:
                 out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
                                                   c.message))
     return '\n'.join(out) + '\n'
+
+
+def reproduce_line(card: Scorecard, check_id, submission=None) -> str:
+    """`reproduce: COMMAND` for one failing check; where the code's path is not known, it says
+    the command runs in the folder that holds the code."""
+    where = '' if submission is not None else ' ({})'.format(repro.IN_YOUR_FOLDER)
+    return 'reproduce{}: {}'.format(where, _command(card, check_id, submission))
+
+
+def _command(card: Scorecard, check_id, submission) -> str:
+    """The command that grades `check_id` (None: every check) of `card` again."""
+    return printable(repro.check_command(card.step, card.seed, check_id, submission,
+                                         device_mode=card.environment.get('device_mode', 'sim'),
+                                         era=card.era), lines=False)
 
 
 def _cause_name(cause):

@@ -126,6 +126,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         work = plan(assignment, seed, options.only)
         if progress:
             progress.start(len(work.learner_probes))
+            progress.phase('starting the sandbox and importing your code')
 
         def grader_failed(e):
             # the grader's own failure (its reference, or a judge): the learner still gets a
@@ -142,6 +143,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             learner = observe(target, work.learner_probes, device_mode=device_mode,
                               limits=options.limits, era=options.era,
                               progress=progress.advance if progress else None)
+            if progress and not ref_future.done():
+                progress.phase('waiting for the reference\'s answers (computed once, then cached)')
             try:
                 reference = ref_future.result()
                 # trust, decided once both sides are observed

@@ -5,6 +5,7 @@ exporters read what it wrote. One module per job:
 
     records       what a batch is asked and answers (options, shard, failures, result)
     submissions   the folder of submissions: discovery, fingerprints, receipts (resuming)
+    times         when each submission was handed in (roster, LMS export, times file): lateness
     folder        the output folder: its layout, its lock, clearing a killed run's leftovers
     pool          the process pool (crashes, watchdog, one BLAS thread per process)
     grading       `batch` itself: grade what is missing or out of date, write the summary
@@ -14,8 +15,8 @@ exporters read what it wrote. One module per job:
 
 Resuming: a submission is skipped when its receipt matches the submission as it is now (content
 hash of a folder, sha256 of a zip), the options of this run, the assignment files (points or
-checks edited: graded again), the grader (its version and code), the grading policy, and the
-bytes of its scorecard; any other submission is graded again. A summary is made only of
+checks edited: graded again), the grader (its version and code), the grading policy, its
+hand-in time, and the bytes of its scorecard; any other submission is graded again. A summary is made only of
 scorecards of one assignment version, one grader and one policy. A batch killed at any point
 (SIGKILL included) therefore loses at most the gradings in flight, and a restart grades exactly
 what is missing or out of date (and stops the sandbox workers a killed one left running).

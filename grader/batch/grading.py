@@ -4,6 +4,7 @@ graded by `grade_one`, in a pool process: its scorecard, then its receipt.
 """
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 import time
@@ -16,6 +17,7 @@ from grader.batch.folder import (ROSTER, SCORECARDS, SUMMARY, WORK, clear_leftov
                                  read_scorecard)
 from grader.batch.records import BatchError, BatchOptions, BatchResult, Shard
 from grader.batch.submissions import HandIn, discover, fingerprint, is_done, write_receipt
+from grader.batch import times as times_mod
 from grader.batch.summary import assignment_info, summarize
 from grader.export import roster as roster_mod
 from grader.progress import Progress
@@ -27,6 +29,7 @@ class GradeTask:
     fingerprint: str
     options: BatchOptions
     out: str
+    timing: object = None     # policy.Timing: when it was handed in (None: not known)
 
     @property
     def id(self) -> str:
@@ -39,12 +42,13 @@ def grade_one(task: GradeTask) -> dict:
     started = time.perf_counter()
     entry, out = task.entry, Path(task.out)
     try:
-        doc = run.grade(entry.path, task.options.step, task.options.run_options())
+        doc = run.grade(entry.path, task.options.step,
+                        dataclasses.replace(task.options.run_options(), timing=task.timing))
         card = out / SCORECARDS / (entry.id + '.json')
         scorecard.write(card, doc)
         if doc.get('invalid', {}).get('code') != 'grader-error':
             # a scorecard of the grader's own failure has no receipt: resuming grades it again
-            write_receipt(out, entry, task.fingerprint, task.options)
+            write_receipt(out, entry, task.fingerprint, task.options, task.timing)
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
         return pool.grader_failed(entry.id, 'the grader failed on this submission ({}: {}); this '
                                   'is a bug of the grader, not of the submission'.format(
@@ -61,10 +65,12 @@ def watchdog_s(task) -> float:
 
 
 def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = None,
-              shard: Shard | None = None, roster=None, force: bool = False,
+              shard: Shard | None = None, roster=None, force: bool = False, times=None,
               stream=sys.stderr) -> BatchResult:
     """Grade every submission of the folder `submissions` (of this shard) that `out` does not
-    already hold a current scorecard of; write the summary."""
+    already hold a current scorecard of; write the summary. `times` (`batch.times.Times`) say
+    when each was handed in, for the policy's late penalty; without them, the roster's own
+    submission times where it has them."""
     from grader import run
     submissions, out = Path(submissions), Path(out)
     if not submissions.is_dir():
@@ -84,15 +90,22 @@ def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = Non
             roster_mod.write_json(out / ROSTER, roster)
         elif (out / ROSTER).is_file():
             roster = roster_mod.load_json(out / ROSTER)
+        if times is None and roster is not None:
+            times = times_mod.from_roster(roster)
+        course = options.grading_policy()
+        timings = {e.id: times.timing(e.id, course, roster) if times else None for e in entries}
         tasks, resumed = [], 0
         for entry in entries:
             fp = fingerprint(entry)
-            if not force and is_done(out, entry, fp, options):
+            if not force and is_done(out, entry, fp, options, timings[entry.id]):
                 resumed += 1
             else:
-                tasks.append(GradeTask(entry, fp, options, str(out)))
+                tasks.append(GradeTask(entry, fp, options, str(out), timings[entry.id]))
         progress = Progress(len(entries), resumed, stream,
                             label='step {} '.format(options.step))
+        if times is not None and not any(t and t.due for t in timings.values()):
+            progress.note('the hand-in times ({}) come with no due date, and the policy has no '
+                          'late.due: nothing is late'.format(times.source))
         if tasks:
             progress.note('grading {} of {} submission(s) of step {} with {} job(s){}'.format(
                 len(tasks), len(entries), options.step, jobs,
@@ -112,7 +125,10 @@ def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = Non
         summary = summarize(assignment=info, options=options.to_json(),
                             shards={'count': shard.count, 'included': [shard.index]},
                             graded=graded, failures=duplicates + failures, ignored=ignored,
-                            roster=roster, policy=options.grading_policy().record())
+                            roster=roster, policy=course.record(),
+                            times=None if times is None else {
+                                'source': times.source,
+                                'unknown': sorted(i for i, t in timings.items() if t is None)})
         schema.write_json(out / SUMMARY, summary, 'batch-summary')
         shutil.rmtree(out / WORK, ignore_errors=True)
     return BatchResult(summary, out, len(tasks) - len(failures), resumed,

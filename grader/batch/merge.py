@@ -75,10 +75,13 @@ def merge(folders, out, *, stream=sys.stderr) -> BatchResult:
     if base.get('policy'):
         policy = next((doc['policy'] for doc in graded.values() if 'policy' in doc),
                       dict(base['policy'], document={}))
+    lates = [s['late'] for s in summaries if s.get('late', {}).get('source')]
+    times = {'source': lates[0]['source'],
+             'unknown': sorted({i for late in lates for i in late['unknown']})} if lates else None
     summary = summarize(assignment=base['assignment'], options=base['options'],
                         shards={'count': base['shards']['count'], 'included': sorted(owner)},
                         graded=list(graded.items()), failures=failures, ignored=ignored,
-                        roster=roster, policy=policy)
+                        roster=roster, policy=policy, times=times)
     with locked(out):
         clear_leftovers(out)
         for ident, doc in graded.items():

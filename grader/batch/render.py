@@ -44,6 +44,18 @@ def render(summary: dict, out, *, merged: bool = False) -> str:
             + ', '.join('{} ({} submission{})'.format(d['api'], d['submissions'],
                                                    '' if d['submissions'] == 1 else 's')
                         for d in summary['compatibility'][:6]))
+    late = summary.get('late')
+    if late:
+        rows = {r['id']: r['late'] for r in summary['submissions'] if r.get('late')}
+        lines.append('  late ({} submission{}{}): {}'.format(
+            len(late['late']), '' if len(late['late']) == 1 else 's',
+            ', times from {}'.format(late['source']) if late['source'] else '',
+            ', '.join('{} ({:.1f} h, {:g} points)'.format(i, rows[i]['minutes_late'] / 60,
+                                                        rows[i]['points'])
+                      for i in late['late'][:20] if i in rows) or 'none'))
+        if late['unknown']:
+            lines.append('  no hand-in time for (graded as on time): ' + ', '.join(
+                late['unknown'][:20]) + (', ...' if len(late['unknown']) > 20 else ''))
     if summary['ungraded']:
         lines.append('  could not be graded:')
         for u in summary['ungraded']:

@@ -4,12 +4,14 @@ and the receipt that lets a restarted batch skip what is graded and current.
 
 A receipt (receipts/<id>.json) is written after the scorecard: the source fingerprint and
 options it answers, the assignment's content hash, the grader's version and code hash, the
-grading policy's hash, and the scorecard's sha256. A submission is skipped only when all of
+grading policy's hash, the hand-in and due time it was scored with (where known), and the
+scorecard's sha256. A submission is skipped only when all of
 them match it as it is now (content hash of a folder, sha256 of a zip).
 """
 from __future__ import annotations
 
 import collections
+import datetime
 import hashlib
 import json
 import os
@@ -90,8 +92,20 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def is_done(out: Path, entry: HandIn, fp: str, options: BatchOptions) -> bool:
-    """Whether `out` holds a scorecard of `entry`, as it is now, graded with `options`."""
+def timing_json(timing) -> dict | None:
+    """What a receipt records of when a submission was handed in (and due): a new time grades it
+    again, since its late penalty may change."""
+    if timing is None:
+        return None
+
+    def moment(t):   # the same moment, whatever offset a source wrote it with
+        return t.astimezone(datetime.timezone.utc).isoformat() if t else None
+    return {'submitted_at': moment(timing.submitted_at), 'due': moment(timing.due)}
+
+
+def is_done(out: Path, entry: HandIn, fp: str, options: BatchOptions, timing=None) -> bool:
+    """Whether `out` holds a scorecard of `entry`, as it is now, graded with `options` (and
+    handed in at `timing`)."""
     try:
         with open(out / RECEIPTS / (entry.id + '.json'), encoding='utf-8') as f:
             receipt = json.load(f)
@@ -101,16 +115,19 @@ def is_done(out: Path, entry: HandIn, fp: str, options: BatchOptions) -> bool:
         return (receipt['id'] == entry.id and receipt['fingerprint'] == fp
                 and receipt['step'] == options.step and receipt['options'] == options.to_json()
                 and all(receipt[k] == v for k, v in options.versions().items())
+                and receipt.get('timing') == timing_json(timing)
                 and receipt['scorecard_sha256'] == sha256_file(card))
     except (OSError, ValueError):
         return False
 
 
-def write_receipt(out: Path, entry: HandIn, fp: str, options: BatchOptions) -> None:
+def write_receipt(out: Path, entry: HandIn, fp: str, options: BatchOptions, timing=None) -> None:
     """The receipt of the scorecard just written for `entry` (after it: a receipt never
     vouches for a scorecard that is not complete)."""
     card = out / SCORECARDS / (entry.id + '.json')
     receipt = {'schema_version': SCHEMA_VERSION, 'id': entry.id, 'source': shown(entry.path.name),
                'fingerprint': fp, 'step': options.step, 'options': options.to_json(),
                **options.versions(), 'scorecard_sha256': sha256_file(card)}
+    if timing is not None:
+        receipt['timing'] = timing_json(timing)
     schema.write_json(out / RECEIPTS / (entry.id + '.json'), receipt, 'batch-receipt')

@@ -142,14 +142,15 @@ def _roster_report(roster, considered, shards) -> dict | None:
     if roster is None:
         return None
     # a person's submission may be named by any of their ids (a Canvas or Gradescope export)
-    named = roster.by_submission()
-    handed_in = {id(named[i]): i for i in sorted(considered) if i in named}
+    found, _, lone = roster.match(considered)
+    handed_in = {id(p): i for i, p in found.items()}
     people = [p for p in roster.people
               if shard_of(handed_in.get(id(p), p.submission), shards['count']) in shards['included']]
     return {'people': len(people),
             'without_submission': [{'submission': p.submission, 'student': p.student}
                                    for p in people if id(p) not in handed_in],
-            'not_in_roster': sorted(i for i in considered if i not in named)}
+            'not_in_roster': lone,
+            'names': {i: p.student for i, p in sorted(found.items()) if p.student}}
 
 
 def _one_version(graded, assignment: dict, policy: dict | None) -> None:
@@ -174,10 +175,30 @@ def _one_version(graded, assignment: dict, policy: dict | None) -> None:
                              .format(ident, ', '.join(found)))
 
 
+def late_of(card: Scorecard) -> dict | None:
+    """The lateness a scorecard's late adjustment records (None: on time, or not known)."""
+    for adj in card.score.adjustments:
+        if adj.kind == 'late':
+            return {'minutes_late': adj.details.get('minutes_late', 0.0),
+                    'days_late': adj.details.get('days_late', 0), 'points': adj.points}
+    return None
+
+
+def _late_report(graded, times) -> dict | None:
+    """Who was late and by how much (from the scorecards), and, where the batch was given times,
+    where they came from and which submissions they did not name (graded as on time)."""
+    late = sorted(i for i, card in graded if late_of(card) is not None)
+    if times is None and not late:
+        return None
+    return {'source': (times or {}).get('source', ''), 'late': late,
+            'unknown': sorted((times or {}).get('unknown', ()))}
+
+
 def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures, ignored=(),
-              roster=None, policy: dict | None = None) -> dict:
+              roster=None, policy: dict | None = None, times: dict | None = None) -> dict:
     """The batch summary, from finished scorecards only: `graded` is [(id, scorecard)], `failures`
-    the submissions left without a scorecard. Validated."""
+    the submissions left without a scorecard, `times` where the hand-in times came from and the
+    submissions they did not name. Validated."""
     graded = [(i, Scorecard.from_document(doc)) for i, doc in sorted(graded, key=lambda item: item[0])]
     if policy is None and graded:
         policy = graded[0][1].document.get('policy')   # the first scorecard's; the others must agree
@@ -207,17 +228,21 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'uncatalogued': uncatalogued(graded),
         'compatibility': _drift_counts(graded),
         'ungraded': ungraded,
-        'submissions': [{'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
-                         'content_hash': card.content_hash,
-                         'verdict': card.verdict, 'earned': card.score.earned,
-                         'possible': card.score.possible,
-                         'extension_earned': card.score.extension_earned}
+        'submissions': [dict({'id': i, 'scorecard': '{}/{}.json'.format(SCORECARDS, i),
+                              'content_hash': card.content_hash,
+                              'verdict': card.verdict, 'earned': card.score.earned,
+                              'possible': card.score.possible,
+                              'extension_earned': card.score.extension_earned},
+                             **({'late': late_of(card)} if late_of(card) else {}))
                         for i, card in graded],
         'ignored': sorted(ignored),
         'roster': _roster_report(roster, considered, shards),
     }
     if policy is not None:
         summary['policy'] = {'name': policy['name'], 'sha256': policy['sha256']}
+    late = _late_report(graded, times)
+    if late is not None:
+        summary['late'] = late
     schema.validate('batch-summary', summary)
     return summary
 

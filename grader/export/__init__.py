@@ -30,9 +30,40 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class Written:
-    """What an export wrote, and what it had to leave out (said to the instructor)."""
+    """What an export wrote: its files and how many `unit`s (rows, scores, suites, pages) they
+    hold; what it left out, each `(who, why)`; and other warnings. All of it is said to the
+    instructor, and an export that wrote no row fails (`commands.cmd_export`)."""
     paths: tuple
     warnings: tuple = ()
+    rows: int = 0
+    unit: str = 'row'
+    left_out: tuple = ()
+
+    @property
+    def left_out_lines(self) -> tuple:
+        return tuple('{}: {}'.format(who, why) for who, why in self.left_out)
+
+
+def no_scorecard(graded) -> list:
+    """(id, why) of the batch's submissions left without a scorecard: nothing to export."""
+    return [(u['id'], 'no scorecard ({}: {})'.format(u['code'], u['reason']))
+            for u in graded.without_scorecard]
+
+
+def without_scorecard(graded, roster, people) -> list:
+    """(who, why) of the rostered `people` no scorecard belongs to (each named with their
+    submission id), and of the submissions without a scorecard that no one is found by."""
+    ungraded = {u['id']: u for u in graded.without_scorecard}
+    reached, _, lone = roster.match(ungraded)
+    handed = {id(p): ungraded[i] for i, p in reached.items()}
+    out = []
+    for person in people:
+        u = handed.get(id(person))
+        out.append(('{} ({})'.format(person.student or person.submission, person.submission),
+                    'no scorecard ({}: {})'.format(u['code'], u['reason']) if u else
+                    'no scorecard: nothing handed in under any of their ids'))
+    return out + [(i, 'no scorecard ({}: {})'.format(ungraded[i]['code'], ungraded[i]['reason']))
+                  for i in lone]
 
 
 @dataclass(frozen=True)
@@ -128,9 +159,18 @@ def load(path) -> Graded:
     return Graded(tuple(sorted(subs, key=lambda s: s.id)), summary, roster, path)
 
 
-def check_text(check: CheckRecord) -> str:
+def lateness(card: Scorecard) -> str:
+    """The scorecard's late penalty in words ('' when on time or no time was known)."""
+    for adj in card.score.adjustments:
+        if adj.kind == 'late':
+            return '{} ({:g} points)'.format(adj.reason, adj.points)
+    return ''
+
+
+def check_text(check: CheckRecord, card: Scorecard | None = None) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
-    the hint, the catalogued fault behind it, and how to reproduce it."""
+    the hint, the catalogued fault behind it, and how to reproduce it (with `card`, the scorecard
+    it is a check of, also the command that grades it again on the learner's own machine)."""
     lines = [check.message]
     if check.unjudged:
         lines[0] = 'not judged here, so it earns nothing: ' + check.message
@@ -142,6 +182,9 @@ def check_text(check: CheckRecord) -> str:
         lines.append('root cause: {} — {}'.format(fault['id'], fault['title']))
     if check.repro:
         lines.append('')
+        if card is not None:
+            from grader import report
+            lines.append(report.reproduce_line(card, check.id))
         lines.append('reproduce it against your own code:')
         lines.append(check.repro.rstrip('\n'))
     return '\n'.join(lines)

@@ -238,7 +238,7 @@ def main(argv=None) -> int:
         timing = policy.timing(course, metadata=_metadata(Path(args.metadata)))
         doc = run.grade(_submission(Path(args.submission)), args.step,
                         dataclasses.replace(options.run_options(), timing=timing))
-        gradescope.write(results_path, doc, visibility=args.visibility, output_format='html')
+        gradescope.write(results_path, doc, visibility=args.visibility, output_format='md')
         sys.stdout.write(report.render(doc))
     except BaseException as exc:   # the learner must get a results.json whatever happened
         traceback.print_exc(file=sys.stdout)

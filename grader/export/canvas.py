@@ -4,8 +4,9 @@ Format only. The columns are Canvas's own gradebook layout — `Student`, `ID`, 
 `SIS Login ID`, `Section` — then one assignment column headed `Name (ID)` (or just `Name`, which
 makes the import create a new assignment), with the "Points Possible" row Canvas exports under
 the header. The score is the scorecard's book-tier score. The roster maps submission ids to
-people; submissions it does not name, and people with no scorecard, are left out (the import
-leaves their grades as they are) and reported as warnings.
+people (a person is found by any of their ids, `Roster.match`); submissions it does not name,
+people without a Canvas id, and people with no scorecard, are left out (the import leaves their
+grades as they are) and said to be. A gradebook with no row is not written.
 
 The rows are built as an intermediate record validated against
 `schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally.
@@ -17,7 +18,7 @@ import io
 from pathlib import Path
 
 from grader import schema
-from grader.export import ExportError, Written
+from grader.export import ExportError, Written, lateness, without_scorecard
 
 SCHEMA = 'canvas-gradebook'
 HEADER = ('Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section')
@@ -29,7 +30,7 @@ def default_name(graded) -> str:
 
 
 def record(graded, roster, *, name: str | None = None, assignment_id: str | None = None):
-    """(the validated record, warnings)."""
+    """(the validated record, left out as (who, why))."""
     if roster is None:
         raise ExportError('the Canvas export needs a roster to know who each submission belongs '
                           'to: pass --roster CSV (columns: submission, student, id, sis_user_id, '
@@ -41,33 +42,30 @@ def record(graded, roster, *, name: str | None = None, assignment_id: str | None
         raise ExportError('the Canvas assignment id is a number (the end of the assignment\'s '
                           'URL), found {!r}'.format(assignment_id))
     column = '{} ({})'.format(name, assignment_id) if assignment_id else name
-    people = roster.by_submission()
-    rows, warnings = [], []
+    found, without, _ = roster.match(s.id for s in graded.submissions)
+    rows, left_out = [], []
     for sub in graded.submissions:
-        person = people.get(sub.id)
+        person = found.get(sub.id)
         if person is None:
-            warnings.append('{}: not in the roster, left out of the gradebook'.format(sub.id))
+            left_out.append((sub.id, 'not in the roster'))
             continue
         if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
-            raise ExportError('roster entry for submission {!r} ({}) has none of id, sis_user_id, '
-                              'sis_login_id: Canvas cannot match it to a student'.format(
-                                  sub.id, person.student or 'no name'))
+            left_out.append((sub.id, 'no ID, SIS User ID or SIS Login ID in the roster ({}): '
+                             'Canvas cannot match it to a student'.format(
+                                 person.student or 'no name')))
+            continue
         rows.append({'student': person.student, 'id': person.canvas_id,
                      'sis_user_id': person.sis_user_id, 'sis_login_id': person.sis_login_id,
                      'section': person.section,
                      'score': float(sub.card.score.earned)})
-    graded_ids = {s.id for s in graded.submissions}
-    for person in roster.people:
-        if person.submission not in graded_ids:
-            warnings.append('{} ({}): no scorecard, left out of the gradebook'.format(
-                person.student or person.submission, person.submission))
+    left_out += without_scorecard(graded, roster, without)
     rows.sort(key=lambda r: (r['student'].lower(), r['id'], r['sis_user_id']))
     doc = {'schema_version': '1.0',
            'assignment': {'name': name, 'id': str(assignment_id) if assignment_id else None,
                           'points_possible': float(graded.possible), 'column': column},
            'rows': rows}
     schema.validate(SCHEMA, doc)
-    return doc, warnings
+    return doc, left_out
 
 
 def _number(x: float) -> str:
@@ -110,9 +108,16 @@ def check(text: str, doc: dict) -> None:
 
 def export(graded, out, roster, *, name: str | None = None,
            assignment_id: str | None = None) -> Written:
-    doc, warnings = record(graded, roster, name=name, assignment_id=assignment_id)
+    """Write the gradebook CSV; nothing at all when it holds no row (an import of it would
+    change nothing and look fine)."""
+    doc, left_out = record(graded, roster, name=name, assignment_id=assignment_id)
     text = render(doc)
     check(text, doc)
     out = Path(out)
-    schema.write_text_atomic(out, text)
-    return Written((out,), tuple(warnings))
+    if doc['rows']:
+        schema.write_text_atomic(out, text)
+    # Canvas's import takes a score per column and nothing else: the lateness is said here
+    late = ['{}: late work, its score is after the penalty: {}'.format(s.id, lateness(s.card))
+            for s in graded.submissions if lateness(s.card)]
+    return Written((out,) if doc['rows'] else (), tuple(late), len(doc['rows']), 'row',
+                   tuple(left_out))

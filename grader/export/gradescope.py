@@ -8,9 +8,14 @@ as the scorecard counts them. The top-level `score` is the scorecard's final sco
 grading policy's rollback cost and late penalty; the adjustments are in `extra_data`). Each test's
 `visibility` is the policy's (recorded in the scorecard) for that check, the top-level one the
 policy's `visibility.results` unless the caller names one. The learner-visible `output` is the
-terminal report of the scorecard, without the checks whose tests are not visible (their count
-is said); nothing from the grader's own logs goes in. An invalid submission gets one failed
-test that says why. Validated against `schemas/gradescope-results.schema.json` before writing.
+terminal report of the scorecard cut down to the checks whose tests are visible; where a test is
+not, nothing in it names or counts that test (the verdict, its reason and the score are withheld,
+as Gradescope withholds the total score, and the root causes count the visible checks only); a
+test for what the policy took is shown when the checks it names are. The autograder writes it
+in Gradescope's `md` format (its `html` is sanitised and gets no styles); the commands in it
+run on the learner's own machine, in the folder that holds their code. Nothing from the grader's
+own logs goes in. An invalid submission gets one failed test that says why. Validated against
+`schemas/gradescope-results.schema.json` before writing.
 
 The autograder folder that runs this on Gradescope is written by `grader.export.autograder`.
 """
@@ -19,16 +24,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from grader import diagnose
 from grader import policy as policy_mod
-from grader import report, schema
-from grader.export import Written, check_text
+from grader import repro, report, schema
+from grader.export import Written, check_text, no_scorecard
 from grader.record import Adjustment, CheckRecord, Scorecard
 
 SCHEMA = 'gradescope-results'
 VISIBILITIES = ('visible', 'hidden', 'after_due_date', 'after_published')
+OUTPUT_FORMATS = ('text', 'md')
 
 
-def _test(check: CheckRecord, number: str, visibility: str = 'visible') -> dict:
+def _test(check: CheckRecord, number: str, visibility: str = 'visible', card=None) -> dict:
     counted = check.counts_in_book_score
     name = '{} ({})'.format(check.title, check.id)
     if check.regression:
@@ -42,22 +49,22 @@ def _test(check: CheckRecord, number: str, visibility: str = 'visible') -> dict:
         'status': 'passed' if check.credited else 'failed',
         'name': name,
         'number': number,
-        'output': check_text(check),
+        'output': check_text(check, card),
         'tags': tags,
         'visibility': visibility,
     }
 
 
-def _adjustment_test(adj: Adjustment, number: str) -> dict:
+def _adjustment_test(adj: Adjustment, number: str, visibility: str = 'visible') -> dict:
     """What the grading policy took (a rollback's cost, a late penalty), as a test of its own so
-    that the tests add up to the score."""
+    that the tests add up to the score; shown when the checks it names are."""
     return {'score': float(adj.points), 'max_score': 0.0,
             'status': 'failed' if adj.points < 0 else 'passed',
             'name': 'Course policy: {}'.format('rollback (earlier steps broken)'
                                                if adj.kind == 'rollback' else 'late submission'),
             'number': number, 'tags': ['policy', adj.kind],
             'output': adj.reason + (': ' + ', '.join(adj.checks) if adj.checks else ''),
-            'visibility': 'visible'}
+            'visibility': visibility}
 
 
 def _invalid_test(card: Scorecard) -> dict:
@@ -79,15 +86,29 @@ def _invalid_test(card: Scorecard) -> dict:
     }
 
 
-def _output(doc: dict, hidden: int, output_format: str = 'text') -> str:
-    """The learner-visible report (text, or the HTML report's body: verdict, failing checks, the
-    graph of a failing gradient check) of the checks whose tests are visible."""
-    note = ('{} more test(s) are not shown yet (the course shows them later or not at all); the '
-            'score above counts them.'.format(hidden)) if hidden else ''
-    if output_format == 'html':
-        from grader import htmlreport
-        return htmlreport.fragment(doc) + ('<p>{}</p>'.format(note) if note else '')
-    return report.render(doc, colour=False) + ('\n' + note + '\n' if note else '')
+def _output(doc: dict, withheld: bool, output_format: str = 'text') -> str:
+    """The learner-visible report of the checks whose tests are visible: the terminal report as
+    text, or in Markdown (Gradescope renders its `md`; its `html` is sanitised and unstyled, so
+    the report page would show bare). Where some tests are not visible, the verdict and score are
+    withheld as Gradescope withholds the total score, and no number says how many are hidden."""
+    note = ('Some tests are not shown yet (the course shows them later or not at all): the '
+            'verdict and the score count them, and are shown with them.') if withheld else ''
+    text = report.render(doc, colour=False, withheld=withheld)
+    if output_format == 'md':
+        card = Scorecard.from_document(doc)
+        head = ('## Results of the tests shown' if withheld else '## {} · score {:g}/{:g}'.format(
+            card.verdict.upper(), card.score.earned, card.score.possible))
+        # the report as an indented code block: learner text in it is shown, never rendered
+        body = '\n'.join('    ' + line if line.strip() else '' for line in text.splitlines())
+        graph = ('\n\nThe graph of a failing gradient check is drawn by `{} --html report.html`, '
+                 'run {}.'.format(repro.check_command(card.step, card.seed,
+                                                      device_mode=card.environment.get(
+                                                          'device_mode', 'sim'), era=card.era),
+                                  repro.IN_YOUR_FOLDER)
+                 if any((f.get('evidence') or {}).get('graph') for c in card.failing
+                        for f in c.failing_findings) else '')
+        return head + '\n\n' + body + graph + ('\n\n' + note if note else '') + '\n'
+    return text + ('\n' + note + '\n' if note else '')
 
 
 def _visible_diagnosis(diagnosis: dict, shown_ids: set) -> dict:
@@ -98,17 +119,19 @@ def _visible_diagnosis(diagnosis: dict, shown_ids: set) -> dict:
     for cause in diagnosis['causes']:
         checks = [i for i in cause['checks'] if i in shown_ids]
         if checks:
-            causes.append(dict(cause, rank=len(causes) + 1, checks=checks,
-                               contradicted=[i for i in cause['contradicted'] if i in shown_ids]))
+            visible = dict(cause, rank=len(causes) + 1, checks=checks,
+                           contradicted=[i for i in cause['contradicted'] if i in shown_ids])
+            visible['summary'] = diagnose.summary(visible)   # its count, of the visible checks
+            causes.append(visible)
     return dict(diagnosis, causes=causes,
                 unexplained=[i for i in diagnosis['unexplained'] if i in shown_ids])
 
 
 def results(doc: dict, *, visibility: str | None = None, output_format: str = 'text') -> dict:
     """The Gradescope results.json for one scorecard (validated). `visibility`: the top-level
-    one (None: the policy's); `output_format`: the top-level output's, text or html."""
-    if output_format not in ('text', 'html'):
-        raise ValueError('output_format must be text or html, found {!r}'.format(output_format))
+    one (None: the policy's); `output_format`: the top-level output's, text or md."""
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError('output_format must be text or md, found {!r}'.format(output_format))
     course = policy_mod.from_record(doc.get('policy'))
     visibility = visibility or course.results_visibility
     if visibility not in VISIBILITIES:
@@ -119,31 +142,29 @@ def results(doc: dict, *, visibility: str | None = None, output_format: str = 't
         tests.append(_invalid_test(card))
     own = [c for c in card.checks if not c.regression]
     regression = [c for c in card.checks if c.regression]
-    shown_ids = set()
+    seen = {}
     for i, check in enumerate(own + regression, start=1):
-        seen = course.visibility(check.id, check.regression)
-        tests.append(_test(check, str(i), seen))
-        if seen == 'visible':
-            shown_ids.add(check.id)
-    # what the policy took names only the checks the learner may see
-    adjustments = [dict(a, checks=[i for i in a['checks'] if i in shown_ids]) if 'checks' in a
-                   else a for a in doc['score'].get('adjustments', ())]
-    for j, adj in enumerate(adjustments, start=len(tests) + 1):
-        tests.append(_adjustment_test(Adjustment.from_document(adj), str(j)))
-    reason = card.reason
-    for c in card.checks:
-        if c.id not in shown_ids:
-            reason = reason.replace(c.id, 'a test not shown yet')
-    # the report the learner reads is rendered from the document cut down to what they may see
-    visible_doc = dict(doc, reason=reason,
-                       checks=[c for c in doc['checks'] if c['id'] in shown_ids],
-                       score=dict(doc['score'], adjustments=adjustments))
+        seen[check.id] = course.visibility(check.id, check.regression)
+        tests.append(_test(check, str(i), seen[check.id], card))
+    shown_ids = {i for i, v in seen.items() if v == 'visible'}
+    # what the policy took is shown when the checks it names are
+    for j, adj in enumerate(doc['score'].get('adjustments', ()), start=len(tests) + 1):
+        later = [seen[i] for i in adj.get('checks', ()) if seen.get(i, 'visible') != 'visible']
+        tests.append(_adjustment_test(Adjustment.from_document(adj), str(j),
+                                      later[0] if later else 'visible'))
+    withheld = len(shown_ids) < len(card.checks)
+    # the report the learner reads is rendered from the document cut down to what they may see;
+    # with a test not shown, nothing in it counts or names that test: not the verdict, its
+    # reason, the score or what the policy took (they say how many checks failed)
+    visible_doc = dict(doc, checks=[c for c in doc['checks'] if c['id'] in shown_ids])
+    if withheld:
+        visible_doc['score'] = dict(doc['score'], adjustments=[])
     if card.diagnosis:
         visible_doc['diagnosis'] = _visible_diagnosis(card.diagnosis, shown_ids)
     out = {
         'score': float(card.score.earned),
         'execution_time': int(math.ceil(card.duration_s)),
-        'output': _output(visible_doc, len(card.checks) - len(shown_ids), output_format),
+        'output': _output(visible_doc, withheld, output_format),
         'output_format': output_format,
         'test_output_format': 'text',
         'visibility': visibility,
@@ -176,9 +197,8 @@ def export(graded, out, *, visibility: str | None = None) -> Written:
     for each submission of a batch."""
     out = Path(out)
     if graded.summary is None:
-        return Written((write(out, graded.submissions[0].scorecard, visibility=visibility),))
+        return Written((write(out, graded.submissions[0].scorecard, visibility=visibility),),
+                       rows=1, unit='results.json')
     paths = tuple(write(out / s.id / 'results.json', s.scorecard, visibility=visibility)
                   for s in graded.submissions)
-    warnings = tuple('{}: no scorecard, no results.json ({})'.format(u['id'], u['reason'])
-                     for u in graded.without_scorecard)
-    return Written(paths, warnings)
+    return Written(paths, (), len(paths), 'results.json', tuple(no_scorecard(graded)))

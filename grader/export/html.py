@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader import htmlreport
-from grader.export import ExportError, Written
+from grader.export import ExportError, Written, no_scorecard
 
 
 def export(graded, out) -> Written:
@@ -14,7 +14,8 @@ def export(graded, out) -> Written:
     out = Path(out)
     try:
         if graded.summary is None:
-            return Written((htmlreport.write_report(out, graded.submissions[0].scorecard),))
+            return Written((htmlreport.write_report(out, graded.submissions[0].scorecard),),
+                           rows=1, unit='page')
         if out.exists() and not out.is_dir():
             raise ExportError('{} is a file; the class page of a batch needs a folder'.format(out))
         docs = {s.id: s.scorecard for s in graded.submissions}
@@ -22,6 +23,5 @@ def export(graded, out) -> Written:
     except OSError as e:
         raise ExportError('cannot write the HTML pages to {}: {}'.format(
             out, e.strerror or e)) from None
-    warnings = tuple('{}: no scorecard, no page ({})'.format(u['id'], u['reason'])
-                     for u in graded.without_scorecard)
-    return Written(paths, warnings)
+    # the class page lists them among what could not be graded; they have no page of their own
+    return Written(paths, (), len(paths) - 1, 'submission page', tuple(no_scorecard(graded)))

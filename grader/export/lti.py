@@ -8,9 +8,11 @@ score, `timestamp` the time the scorecard was written, the comment the verdict a
 failing checks. A grade is final (`FullyGraded`, `Completed`) for every verdict: an invalid
 submission's 0 is its grade.
 
-`userId` comes from the roster's `lti_user_id`; without a roster, the submission id is taken to
-be the learner's LTI user id (name submission folders after it). Validated against
-`schemas/lti-ags-scores.schema.json` before writing.
+`userId` comes from the roster's `lti_user_id` of the person a submission is found by (any of
+their ids, `Roster.match`); without a roster, the submission id is taken to be the learner's LTI
+user id (name submission folders after it). A submission without one is left out and said to be;
+a document with no score is not written. Validated against `schemas/lti-ags-scores.schema.json`
+before writing.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import datetime
 from pathlib import Path
 
 from grader import schema
-from grader.export import ExportError, Written
+from grader.export import ExportError, Written, lateness, no_scorecard, without_scorecard
 from grader.record import Scorecard
 
 SCHEMA = 'lti-ags-scores'
@@ -36,6 +38,9 @@ def comment(card: Scorecard) -> str:
     score = card.score
     text = '{}: {:g}/{:g}. {}'.format(card.verdict.upper(), score.earned, score.possible,
                                       card.reason)
+    late = lateness(card)
+    if late:
+        text += '. Late: ' + late
     failing = card.failing
     if failing:
         text += ' Failing: ' + '; '.join('{} ({})'.format(c.title, c.id)
@@ -48,22 +53,26 @@ def comment(card: Scorecard) -> str:
 
 
 def document(graded, roster=None):
-    """(the validated AGS document, warnings)."""
+    """(the validated AGS document, left out as (who, why), warnings)."""
     if not graded.possible > 0:
         raise ExportError('step {} has no points: an AGS scoreMaximum must be positive'.format(
             graded.step))
-    people = roster.by_submission() if roster is not None else None
-    scores, warnings = [], []
+    scores, left_out, warnings, found = [], [], [], {}
+    if roster is None:
+        users = {sub.id: sub.id for sub in graded.submissions}
+    else:
+        found, without, _ = roster.match(s.id for s in graded.submissions)
+        users = {i: p.lti_user_id for i, p in found.items() if p.lti_user_id}
+        if not roster.has_lti_ids:
+            warnings.append('the roster ({}) has no LTI user ids: LTI scores are posted for a '
+                            'learner\'s LTI 1.3 user id (the sub of their launch), so give a '
+                            'roster with an lti_user_id column'.format(roster.source))
     for sub in graded.submissions:
-        if people is None:
-            user = sub.id
-        else:
-            person = people.get(sub.id)
-            user = person.lti_user_id if person is not None else ''
-            if not user:
-                warnings.append('{}: {} in the roster, left out of the LTI scores'.format(
-                    sub.id, 'no lti_user_id' if person is not None else 'not'))
-                continue
+        user = users.get(sub.id)
+        if not user:
+            left_out.append((sub.id, 'no lti_user_id in the roster' if roster is not None
+                             and sub.id in found else 'not in the roster'))
+            continue
         card = sub.card
         scores.append({
             'userId': user,
@@ -74,8 +83,8 @@ def document(graded, roster=None):
             'activityProgress': 'Completed',
             'gradingProgress': 'FullyGraded',
         })
-    for u in graded.without_scorecard:
-        warnings.append('{}: no scorecard, no score ({})'.format(u['id'], u['reason']))
+    left_out += (no_scorecard(graded) if roster is None
+                 else without_scorecard(graded, roster, without))
     scores.sort(key=lambda s: s['userId'])
     out = {'schema_version': '1.0',
            'lineitem': {'label': 'DeZero step {}: {}'.format(graded.step, graded.title),
@@ -84,11 +93,15 @@ def document(graded, roster=None):
                         'tag': 'dezero-grader'},
            'scores': scores}
     schema.validate(SCHEMA, out)
-    return out, warnings
+    return out, left_out, warnings
 
 
 def export(graded, out, roster=None) -> Written:
-    doc, warnings = document(graded, roster)
+    """Write the AGS document; nothing at all when it holds no score (a job that posts it would
+    post nothing and look fine)."""
+    doc, left_out, warnings = document(graded, roster)
     out = Path(out)
-    schema.write_json(out, doc, SCHEMA)
-    return Written((out,), tuple(warnings))
+    if doc['scores']:
+        schema.write_json(out, doc, SCHEMA)
+    return Written((out,) if doc['scores'] else (), tuple(warnings), len(doc['scores']), 'score',
+                   tuple(left_out))

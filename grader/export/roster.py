@@ -11,7 +11,11 @@ underscores, so a Canvas gradebook export with a `Submission` column added works
 * `student` (or `name`): the display name, "Last, First" for Canvas;
 * `id` (or `canvas_id`, `canvas_user_id`): the Canvas user ID;
 * `sis_user_id`, `sis_login_id`, `section`;
-* `lti_user_id` (or `lti_id`, `sub`): the LTI 1.3 user id of the learner.
+* `lti_user_id` (or `lti_id`, `sub`): the LTI 1.3 user id of the learner;
+* `email`, and `sid` (Gradescope's student id, read as the SIS User ID);
+* `submitted_at` (or `submission_time`, `submitted`): when the submission was handed in, for the
+  policy's late penalty (RFC 3339 with its UTC offset, or Gradescope's `2026-05-02 10:30:00 -0700`),
+  and `due` (or `due_at`, `due_date`): that learner's own due time, where it is not the policy's.
 
 Other columns are ignored. A row with an empty submission cell is skipped (Canvas exports carry
 a "Points Possible" row and test students); two rows naming the same submission are an error.
@@ -24,9 +28,16 @@ spreadsheets write them are fine):
   test student ("Student, Test") are skipped. A submission may be named by any of the person's
   ids: SIS Login ID (the submission id the roster records when there is one), SIS User ID, or
   Canvas ID;
-* Gradescope's roster export (`First Name`, `Last Name`, `SID`, `Email`, `Role`, ...): staff
-  rows are skipped; a submission may be named by the SID (recorded when there is one), the
-  email, or the email's part before the @.
+* Gradescope's roster export (`First Name`, `Last Name`, `SID`, `Email`, `Role`, ...), and its
+  grades export of one assignment (the same columns, then `Submission ID`, `Submission Time`,
+  `Lateness (H:M:S)`, ...): staff rows are skipped; a submission may be named by the SID (recorded
+  when there is one), the email, the email's part before the @, or `submission_<Submission ID>`
+  (the folder name of Gradescope's "Export Submissions"); `Submission Time` is read as
+  `submitted_at`.
+
+Whatever the roster was read from, a person is found by any of their ids (`match`): the
+submission id, the aliases, the Canvas ID, SIS User ID, SIS Login ID, LTI user id, the email and
+its part before the @ -- an id two people share names neither.
 """
 from __future__ import annotations
 
@@ -41,13 +52,16 @@ from grader import schema
 SCHEMA_VERSION = '1.0'
 FIELDS = ('submission', 'student', 'canvas_id', 'sis_user_id', 'sis_login_id', 'section',
           'lti_user_id', 'email')
+OPTIONAL = ('submitted_at', 'due')   # written to roster.json only when set
 _ALIASES = {
     'submission': 'submission', 'submission_id': 'submission', 'folder': 'submission',
     'student': 'student', 'name': 'student', 'student_name': 'student',
     'id': 'canvas_id', 'canvas_id': 'canvas_id', 'canvas_user_id': 'canvas_id',
     'sis_user_id': 'sis_user_id', 'sis_login_id': 'sis_login_id', 'section': 'section',
     'lti_user_id': 'lti_user_id', 'lti_id': 'lti_user_id', 'sub': 'lti_user_id',
-    'email': 'email', 'e_mail': 'email',
+    'email': 'email', 'e_mail': 'email', 'sid': 'sis_user_id',
+    'submitted_at': 'submitted_at', 'submission_time': 'submitted_at', 'submitted': 'submitted_at',
+    'due': 'due', 'due_at': 'due', 'due_date': 'due',
 }
 CANVAS_COLUMNS = ('student', 'id', 'sis_user_id', 'sis_login_id', 'section')
 GRADESCOPE_COLUMNS = ('first_name', 'last_name', 'email')
@@ -69,14 +83,25 @@ class Person:
     lti_user_id: str = ''
     email: str = ''
     aliases: tuple = ()
+    submitted_at: str = ''   # when they handed in, as the roster says it (late penalty)
+    due: str = ''            # their own due time, where the roster gives one
 
     def to_json(self) -> dict:
-        return dict({name: getattr(self, name) for name in FIELDS}, aliases=list(self.aliases))
+        return dict({name: getattr(self, name) for name in FIELDS}, aliases=list(self.aliases),
+                    **{name: getattr(self, name) for name in OPTIONAL if getattr(self, name)})
 
     @property
     def keys(self) -> tuple:
         """Every submission id that names this person."""
         return (self.submission,) + tuple(a for a in self.aliases if a != self.submission)
+
+    @property
+    def ids(self) -> tuple:
+        """Every id of this person, the submission ids first: what `Roster.match` finds them by."""
+        local = self.email.split('@')[0] if '@' in self.email else ''
+        found = self.keys + (self.canvas_id, self.sis_login_id, self.sis_user_id,
+                             self.lti_user_id, self.email, local)
+        return tuple(dict.fromkeys(i for i in found if i))
 
 
 @dataclass(frozen=True)
@@ -85,13 +110,36 @@ class Roster:
     people: tuple
 
     def by_submission(self) -> dict:
-        """Submission id -> person: each person's submission id, then their aliases where no
-        one else has that name."""
-        out = {p.submission: p for p in self.people}
-        for p in self.people:
-            for alias in p.aliases:
-                out.setdefault(alias, p)
+        """Id -> person, for every id that names one person (`Person.ids`): each person's
+        submission id first, then their aliases, then their other ids, an id taken at an earlier
+        level never given to another person, and an id two people share at its level left out."""
+        out = {}
+        for level in (lambda p: (p.submission,), lambda p: p.keys[1:], lambda p: p.ids):
+            owners = {}
+            for p in self.people:
+                for key in level(p):
+                    if key not in out:
+                        owners.setdefault(key, []).append(p)
+            out.update({k: ps[0] for k, ps in owners.items() if len(ps) == 1})
         return out
+
+    def match(self, ids):
+        """(submission id -> person for the `ids` a person is found by, the people none of them
+        names, the ids no one is found by). A person named by several ids is found by the first
+        in sorted order."""
+        named = self.by_submission()
+        found, owner = {}, {}
+        for i in sorted(ids):
+            person = named.get(i)
+            if person is not None and id(person) not in owner:
+                owner[id(person)] = i
+                found[i] = person
+        return (found, [p for p in self.people if id(p) not in owner],
+                sorted(i for i in ids if i not in found))
+
+    @property
+    def has_lti_ids(self) -> bool:
+        return any(p.lti_user_id for p in self.people)
 
     def to_json(self) -> dict:
         return {'schema_version': SCHEMA_VERSION, 'source': self.source,
@@ -142,7 +190,7 @@ def parse_csv(text: str, source: str = 'roster.csv') -> Roster:
                               'belongs to one person'.format(source, submission, seen[submission],
                                                              line))
         seen[submission] = line
-        people.append(Person(**{f: cell(f) for f in FIELDS}))
+        people.append(Person(**{f: cell(f) for f in FIELDS + OPTIONAL}))
     roster = Roster(source, tuple(people))
     schema.validate('roster', roster.to_json())
     return roster
@@ -166,7 +214,9 @@ def _gradescope_person(cell):
     if role and role != 'student':
         return None   # instructors, TAs, readers
     email = cell('email')
-    ids = [cell('sid'), email, email.split('@')[0] if '@' in email else '']
+    # a grades export's Submission ID names the folder of Gradescope's "Export Submissions"
+    export_folder = 'submission_{}'.format(cell('submission_id')) if cell('submission_id') else ''
+    ids = [cell('sid'), email, email.split('@')[0] if '@' in email else '', export_folder]
     ids = list(dict.fromkeys(i for i in ids if i))
     if not ids:
         return None
@@ -174,7 +224,8 @@ def _gradescope_person(cell):
     student = ', '.join(n for n in (last, first) if n) or cell('name')
     sections = cell('sections') or cell('section')
     return Person(submission=ids[0], student=student, section=sections, email=email,
-                  sis_user_id=cell('sid'), aliases=tuple(ids[1:]))
+                  sis_user_id=cell('sid'), aliases=tuple(ids[1:]),
+                  submitted_at=cell('submission_time'))
 
 
 def _from_export(reader, names, source, person_of):

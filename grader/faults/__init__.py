@@ -3,6 +3,9 @@
 A patch is a plain function `patch(dz)` that receives the submission's loaded `dezero` package
 and wraps or replaces one public function, method or class attribute — never an edit of source
 lines — so it applies to any implementation written to the book's API, ours or a learner's.
+That is how `inject` (and `selftest`) apply it. `inject_into_source` (what `dezero-grade
+inject` does) writes it instead into the learner's own function where the patch's form allows
+(`grader.faults.source`), so that a learner practising finds the fault where the book's code is.
 Each patch must be self-contained (it may import only the standard library and NumPy inside its
 body): `inject` copies its source into the variant, so a single-fault variant is an ordinary
 submission that grades like any other.
@@ -53,14 +56,38 @@ def source_of(name: str) -> str:
     return '\n'.join(lines) + '\n'
 
 
-def inject(source: Path, out: Path, fault, entry) -> Path:
-    """Copy the submission at `source` (a prepared scratch copy or a folder) to `out` with the
-    fault's patch applied when the package (or the step file, for steps 1-22) is imported."""
+def _copy(source: Path, out: Path) -> Path:
     out = Path(out)
     if out.exists():
         raise GraderError('{} exists already; choose a new folder for the variant'.format(out))
     shutil.copytree(source, out, symlinks=False,
                     ignore=shutil.ignore_patterns('__pycache__', '*.pyc'))
+    return out
+
+
+def inject_into_source(source: Path, out: Path, fault, entry):
+    """Copy the submission at `source` to `out` with the fault written into the function it
+    replaces, where the submission defines it (`grader.faults.source`): (out, what was edited,
+    ''). A fault that cannot be written there is added as a module, as `inject` does:
+    (out, '', why)."""
+    from grader.faults import source as in_source
+    out = _copy(source, out)
+    try:
+        edits = in_source.plan(source_of(fault.patch), out, entry)
+    except in_source.NotInSource as why:
+        _add_patch(out, fault, entry)
+        return out, '', str(why)
+    in_source.apply(out, edits)
+    return out, in_source.where(edits), ''
+
+
+def inject(source: Path, out: Path, fault, entry) -> Path:
+    """Copy the submission at `source` (a prepared scratch copy or a folder) to `out` with the
+    fault's patch applied when the package (or the step file, for steps 1-22) is imported."""
+    return _add_patch(_copy(source, out), fault, entry)
+
+
+def _add_patch(out: Path, fault, entry) -> Path:
     body = source_of(fault.patch)
     fn_name = PATCHES[fault.patch].__name__
     if entry.kind == 'single-file':

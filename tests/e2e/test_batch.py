@@ -404,7 +404,8 @@ def test_duplicate_ids_and_a_roster(tmp_path):
     assert ungraded['bob']['code'] == 'no-entry' and ungraded['bob']['scorecard']
     assert summary['roster'] == {'people': 3, 'not_in_roster': [],
                                  'without_submission': [{'submission': 'ned',
-                                                         'student': 'Nobody, Ned'}]}
+                                                         'student': 'Nobody, Ned'}],
+                                 'names': {'alice': 'Liddell, Alice', 'bob': 'Builder, Bob'}}
     assert json.loads((out / 'roster.json').read_text())['people'][0]['canvas_id'] == '1'
 
 
@@ -548,12 +549,13 @@ def test_the_cron_recipe_grades_resumes_and_exports(tmp_path):
     base = load.prepare(selftest.reference_source(STEP), STEP, tmp_path / 'work')
     shutil.copytree(base.root, submissions / 'alice')
     (submissions / 'bob').mkdir()
-    (tmp_path / 'roster.csv').write_text('submission,student,id\nalice,"L, Alice",1\nbob,"B, Bob",2\n')
+    (tmp_path / 'roster.csv').write_text('submission,student,id,lti_user_id\n'
+                                         'alice,"L, Alice",1,lti-a\nbob,"B, Bob",2,lti-b\n')
     grade = tmp_path / 'dezero-grade'
     grade.write_text('#!/bin/sh\nexec "{}" -m grader "$@"\n'.format(sys.executable))
     grade.chmod(0o755)
     env = dict(_env(), STEP=str(STEP), SUBMISSIONS=str(submissions), OUT=str(tmp_path / 'graded'),
-               ROSTER=str(tmp_path / 'roster.csv'), JOBS='1', GRADE=str(grade))
+               ROSTER=str(tmp_path / 'roster.csv'), JOBS='1', GRADE=str(grade), LTI='1')
     script = ROOT / 'examples' / 'cron-grade.sh'
     first = subprocess.run(['bash', str(script)], env=env, capture_output=True, text=True,
                            timeout=120)

@@ -185,7 +185,7 @@ def test_help_lists_the_commands():
 def test_inject_writes_a_variant_that_grades_like_a_submission(tmp_path):
     out = tmp_path / 'variant'
     r = _cli('inject', str(reference.ROOT), '--step', '55', '--fault', 'conv-outsize-off-by-one',
-             '--out', str(out))
+             '--out', str(out), '--as-patch')
     assert r.returncode == 0, r.stderr
     assert (out / 'dezero' / '_injected_fault.py').is_file()
     assert grade(out, 55)['verdict'] == 'reject'
@@ -195,6 +195,25 @@ def test_inject_writes_a_variant_that_grades_like_a_submission(tmp_path):
     unknown = _cli('inject', str(reference.ROOT), '--step', '55', '--fault', 'nope', '--out',
                    str(tmp_path / 'x'))
     assert unknown.returncode == 2 and 'no fault' in unknown.stderr
+
+
+def test_inject_writes_the_fault_into_the_function_a_learner_practises_on(tmp_path):
+    # it used to add a patch module beside the learner's code, whose function then read as it
+    # always had (issue 23): the fault is now where the book's code is, and grades the same
+    out = tmp_path / 'variant'
+    r = _cli('inject', str(reference.ROOT), '--step', '52', '--fault', 'gpu-layer-shallow',
+             '--out', str(out))
+    assert r.returncode == 0, r.stderr
+    assert 'written into your code: dezero/layers.py: Layer.to_gpu' in r.stdout
+    assert not (out / 'dezero' / '_injected_fault.py').exists()
+    assert (out / 'dezero' / '__init__.py').read_text() == \
+        (reference.ROOT / 'dezero' / '__init__.py').read_text()
+    doc = grade(out, 52)
+    assert doc['verdict'] == 'reject' and 'step52/device.layer' in failing(doc)
+    wraps = _cli('inject', str(reference.ROOT), '--step', '53', '--fault', 'save-device-moved',
+                 '--out', str(tmp_path / 'wrapped'))
+    assert wraps.returncode == 0 and 'added as a patch module' in wraps.stdout
+    assert 'wraps the original Layer.save_weights' in wraps.stdout
 
 
 def test_graph_dir_writes_the_divergent_node(tmp_path):

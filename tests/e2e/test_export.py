@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -341,3 +342,119 @@ def test_every_schema_is_versioned_and_closed(name):
     assert doc['$schema'] == 'https://json-schema.org/draft/2020-12/schema'
     assert doc['$id'].endswith('/{}/1.0.json'.format(name))
     assert doc['additionalProperties'] is False and doc['description']
+
+
+# -- exports that count truthfully (issue 23) ---------------------------------------------------
+CANVAS_EXPORT = ('Student,ID,SIS User ID,SIS Login ID,Section,DeZero step 52 (813)\n'
+                 '    Points Possible,,,,,30.00\n'
+                 '"Liddell, Alice",1001,S-1,alice,A,\n"Builder, Bob",1002,S-2,bob,A,\n'
+                 '"Cooper, Carol",1003,S-3,carol,B,\n"Dent, Dave",1004,S-4,dave,B,\n'
+                 '"Eve, Erin",1005,S-5,erin,B,\n"Gray, Gina",1007,S-7,gina,A,\n')
+# a Gradescope roster names people by SID first; the folders here are their emails' local parts
+GRADESCOPE_EXPORT = ('First Name,Last Name,SID,Email,Role,Sections\n'
+                     'Alice,Liddell,S-1,alice@uni.example,Student,A\n'
+                     'Bob,Builder,S-2,bob@uni.example,Student,A\n'
+                     'Carol,Cooper,S-3,carol@uni.example,Student,B\n'
+                     'Dave,Dent,S-4,dave@uni.example,Student,B\n'
+                     'Erin,Eve,S-5,erin@uni.example,Student,B\n'
+                     'Gina,Gray,S-7,gina@uni.example,Student,A\n')
+
+
+def test_an_lti_export_without_lti_ids_writes_nothing_and_fails(graded_batch, tmp_path):
+    # it printed "wrote lti export of 6 scorecard(s)", exited 0 and wrote "scores": []
+    _, out = graded_batch
+    for name, text in (('canvas.csv', CANVAS_EXPORT), ('gradescope.csv', GRADESCOPE_EXPORT)):
+        (tmp_path / name).write_text(text)
+        target = tmp_path / (name + '.json')
+        proc = _cli('export', out, '--format', 'lti', '--roster', tmp_path / name, '--out', target,
+                    check=False)
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert not target.exists()
+        assert 'wrote the lti export: 0 scores; left out 8' in proc.stdout
+        assert 'has no LTI user ids' in proc.stderr and 'wrote nothing' in proc.stderr
+        assert 'alice: no lti_user_id in the roster' in proc.stderr
+
+
+def test_canvas_from_a_gradescope_roster_finds_everyone_by_any_of_their_ids(graded_batch, tmp_path):
+    # every row was written and every person warned "no scorecard, left out"
+    _, out = graded_batch
+    (tmp_path / 'gradescope.csv').write_text(GRADESCOPE_EXPORT)
+    target = tmp_path / 'canvas.csv'
+    proc = _cli('export', out, '--format', 'canvas', '--roster', tmp_path / 'gradescope.csv',
+                '--out', target)
+    rows = list(csv.reader(io.StringIO(target.read_text(encoding='utf-8'))))[2:]
+    cards = _cards(out)
+    assert sorted((r[0], r[2]) for r in rows) == [
+        ('Builder, Bob', 'S-2'), ('Cooper, Carol', 'S-3'), ('Dent, Dave', 'S-4'),
+        ('Eve, Erin', 'S-5'), ('Liddell, Alice', 'S-1')]
+    assert {r[0]: float(r[5]) for r in rows}['Dent, Dave'] == cards['dave']['score']['earned']
+    left = [line for line in proc.stderr.splitlines() if 'no scorecard' in line]
+    assert [line.split(': ', 1)[1].split(':')[0] for line in left] == [
+        'Gray, Gina (S-7)', 'henry']
+    assert 'frank: not in the roster' in proc.stderr
+    assert 'wrote the canvas export: 5 rows to {}; left out 3: 2 no scorecard, 1 not in the ' \
+           'roster'.format(target) in proc.stdout
+
+
+def test_every_export_says_how_many_it_wrote_and_left_out(graded_batch, tmp_path):
+    _, out = graded_batch
+    said = {fmt: _cli('export', out, '--format', fmt, '--out', tmp_path / fmt).stdout
+            for fmt in ('gradescope', 'junit', 'lti', 'html')}
+    assert 'wrote the gradescope export: 6 results.jsons to ' in said['gradescope']
+    assert 'left out 1: 1 no scorecard' in said['gradescope']
+    assert 'wrote the junit export: 7 test suites to ' in said['junit']     # henry's is an error
+    assert 'wrote the lti export: 4 scores' in said['lti'] and 'left out 4' in said['lti']
+    assert 'wrote the html export: 6 submission pages' in said['html']
+
+
+def test_a_hidden_check_leaves_no_trace_in_any_count(graded_batch):
+    # with one check hidden, Gradescope's output said "4 checks fail because of it" and listed 3
+    from grader import policy
+    _, out = graded_batch
+    doc = _cards(out)['carol']
+    cause = next(c for c in doc['diagnosis']['causes'] if len(c['checks']) > 1)
+    hidden_id = cause['checks'][-1]
+    course = policy.from_document({'schema_version': '1.0', 'visibility': {
+        'checks': {hidden_id: 'hidden'}}})
+    results = gradescope.results(dict(doc, policy=course.record()), output_format='md')
+    text = results['output']
+    assert hidden_id not in text
+    shown = len(cause['checks']) - 1
+    assert '{} check{} fail{} because of it'.format(
+        shown, '' if shown == 1 else 's', 's' if shown == 1 else '') in text
+    assert '{} checks fail because of it'.format(len(cause['checks'])) not in text
+    # the verdict, its reason and the score count the hidden check: withheld, as Gradescope
+    # withholds the total score; and no number says how many tests are not shown
+    assert 'REJECT' not in text and 'score {:g}/'.format(doc['score']['earned']) not in text
+    assert doc['reason'] not in text
+    assert 'verdict and score: shown once every test is' in text
+    assert not re.search(r'\d+ more test', text)
+    failing = [c for c in doc['checks'] if c['status'] in FAILING and c['id'] != hidden_id]
+    assert 'checks: {} failed'.format(len(failing)) in text
+    assert [t['visibility'] for t in results['tests'] if hidden_id in t['name']] == ['hidden']
+
+
+def test_what_the_policy_took_for_hidden_checks_is_shown_with_them(graded_batch):
+    from grader import policy
+    _, out = graded_batch
+    doc = _cards(out)['dave']       # a rollback: the policy took points for its regression checks
+    course = policy.from_document({'schema_version': '1.0', 'visibility': {
+        'regression': 'after_due_date'}})
+    results = gradescope.results(dict(doc, policy=course.record()))
+    policy_tests = [t for t in results['tests'] if 'policy' in t['tags']]
+    assert [t['visibility'] for t in policy_tests] == ['after_due_date']
+    assert not any(c['id'] in results['output'] for c in doc['checks'] if c['regression'])
+    plain = gradescope.results(doc)
+    assert [t['visibility'] for t in plain['tests'] if 'policy' in t['tags']] == ['visible']
+    assert 'ROLLBACK' in plain['output']
+
+
+def test_the_class_page_names_everyone_the_roster_has(graded_batch, tmp_path):
+    # it had submission ids only, and left out who handed nothing in
+    _, out = graded_batch
+    _cli('export', out, '--format', 'html', '--out', tmp_path / 'class')
+    page = (tmp_path / 'class' / 'index.html').read_text()
+    rows = re.findall(r'<tr class="submission[^"]*" data-id="([^"]+)"><td>([^<]*)</td>', page)
+    assert ('alice', 'Liddell, Alice') in rows and ('dave', 'Dent, Dave') in rows
+    assert ('frank', '') in rows                                   # not in the roster
+    assert 'data-id="gina"><td>Gray, Gina</td><td>gina</td><td>nothing handed in' in page

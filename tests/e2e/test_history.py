@@ -38,7 +38,7 @@ def packages(tmp_path_factory):
     good = base / 'good'
     shutil.copytree(ROOT / 'reference' / 'dezero', good / 'dezero',
                     ignore=shutil.ignore_patterns('__pycache__'))
-    _cli('inject', good, '--step', 45, '--fault', FAULT, '--out', base / 'bad')
+    _cli('inject', good, '--step', 45, '--fault', FAULT, '--out', base / 'bad', '--as-patch')
     return {'good': good / 'dezero', 'bad': base / 'bad' / 'dezero'}
 
 
@@ -143,7 +143,8 @@ def test_a_step_file_history(tmp_path):
     good = tmp_path / 'good'
     good.mkdir()
     shutil.copy(ROOT / 'reference' / 'steps' / 'step04.py', good / 'step04.py')
-    _cli('inject', good, '--step', 5, '--fault', 'numdiff-half-step', '--out', tmp_path / 'bad')
+    _cli('inject', good, '--step', 5, '--fault', 'numdiff-half-step', '--out', tmp_path / 'bad',
+         '--as-patch')
     repo = tmp_path / 'repo'
     (repo / 'steps').mkdir(parents=True)
     _git(repo, 'init', '-q', '-b', 'main')

@@ -164,13 +164,21 @@ def test_an_unwritable_html_path_is_a_message(graded, tmp_path):
     assert proc.returncode == 2 and 'that is a file, not a folder' in proc.stderr
 
 
-def test_gradescope_gets_the_same_report(graded):
+def test_gradescope_gets_the_same_report_in_the_markdown_it_renders(graded):
+    # Gradescope sanitises `html` output and styles none of it: the page rendered bare there.
+    # Its `md` format renders the report as it reads on a terminal, and says how to draw the
+    # graph on the learner's own machine
     root, _, _ = graded
     doc = json.loads((root / 'sigmoid.json').read_text())
-    results = gradescope.results(doc, output_format="html")
+    results = gradescope.results(doc, output_format='md')
     assert not schema.errors('gradescope-results', results)
-    assert results['output_format'] == 'html'
-    assert 'data-divergent="true"' in results['output'] and 'REJECT' in results['output']
+    assert results['output_format'] == 'md'
+    out = results['output']
+    assert out.startswith('## REJECT · score ') and 'class=' not in out
+    assert not [line for line in out.splitlines() if '<' in line and not line.startswith('    ')]
+    body = [line for line in out.splitlines()[2:] if line.strip()]
+    assert body[0].startswith('    dezero-grade · step 43')      # a code block: shown as is
+    assert '--html report.html' in out
     assert results['tests'] == gradescope.results(doc)['tests']
 
 

@@ -301,7 +301,7 @@ def test_the_autograder_as_gradescope_runs_it(course, tmp_path):
                           and t['status'] == 'failed']
     # the checks' points, minus a point per failing regression check, minus a day late (25%)
     assert results['score'] == pytest.approx((POSSIBLE - len(regression_failing)) * 0.75)
-    assert results['output_format'] == 'html'   # the HTML report, as the autograder writes it
+    assert results['output_format'] == 'md'   # the report in Markdown, as the autograder writes it
     by_tag = {t['name']: t['visibility'] for t in results['tests']}
     assert all(v == 'hidden' for n, v in by_tag.items() if 'device.fn.' in n)
     assert all(v == 'after_due_date' for n, v in by_tag.items() if '[regression' in n)
@@ -321,7 +321,7 @@ def test_a_hidden_check_is_named_nowhere_the_learner_reads(course):
     results = gradescope.results(dict(doc, policy=hidden.record()))
     assert not any(i in results['output'] for i in failing)
     assert 'not shown yet' in results['output']
-    page = gradescope.results(dict(doc, policy=hidden.record()), output_format='html')['output']
+    page = gradescope.results(dict(doc, policy=hidden.record()), output_format='md')['output']
     assert not any(i in page for i in failing) and 'not shown yet' in page
     assert {t['visibility'] for t in results['tests'] if t['status'] == 'failed'} == {'after_published'}
     assert results['score'] == doc['score']['earned']

@@ -337,3 +337,30 @@ def test_unreadable_file_in_a_submission(tmp_path):
     source = make(tmp_path / "gina", {"step01.py": "", "secret.py": ""})
     os.chmod(source / "secret.py", 0)
     refused("unreadable", prepare, source, 1, tmp_path / "s")
+
+
+def test_the_same_code_zipped_with_its_top_folder_has_the_folders_hash(tmp_path):
+    # a zip of `alice/` holds `alice/dezero/...`: its name, and the zipping, must not change the
+    # content hash, which the seed is derived from (issue 23)
+    folder = tmp_path / "alice"
+    (folder / "dezero").mkdir(parents=True)
+    (folder / "dezero" / "__init__.py").write_text("x = 1\n")
+    (folder / "dezero" / "core.py").write_text("y = 2\n")
+    wrapped = make_zip(tmp_path / "w.zip", [("mywork/", b""), ("mywork/dezero/__init__.py", b"x = 1\n"),
+                                            ("mywork/dezero/core.py", b"y = 2\n")])
+    flat = make_zip(tmp_path / "f.zip", [("dezero/__init__.py", b"x = 1\n"), ("dezero/core.py", b"y = 2\n")])
+    hashes = {prepare(p, 52, tmp_path / ("s" + str(i))).content_hash
+              for i, p in enumerate((folder, wrapped, flat))}
+    assert len(hashes) == 1
+    # beside another top-level entry the wrapper is part of what was handed in
+    other = make_zip(tmp_path / "o.zip", [("mywork/dezero/__init__.py", b"x = 1\n"),
+                                          ("mywork/dezero/core.py", b"y = 2\n"), ("notes.txt", b"hi")])
+    assert prepare(other, 52, tmp_path / "o").content_hash not in hashes
+
+
+def test_a_wrapped_step_file_has_the_hash_of_the_folder_it_was_in(tmp_path):
+    folder = tmp_path / "bob"
+    (folder / "steps").mkdir(parents=True)
+    (folder / "steps" / "step09.py").write_text("z = 3\n")
+    wrapped = make_zip(tmp_path / "b.zip", [("bob/steps/step09.py", b"z = 3\n")])
+    assert prepare(folder, 9, tmp_path / "a").content_hash == prepare(wrapped, 9, tmp_path / "b").content_hash

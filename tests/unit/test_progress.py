@@ -63,3 +63,26 @@ def test_clock():
     assert progress.clock(None) == '--:--'
     assert progress.clock(65) == '1:05'
     assert progress.clock(3725) == '1:02:05'
+
+
+def test_while_nothing_finishes_the_display_says_what_is_happening():
+    # check's count used to stand at 0/109 while the worker started and the reference's
+    # answers were computed (issue 23): the phase is shown beside it until a probe is done
+    terminal = _Stream(tty=True)
+    p = progress.of_probes('step 52', terminal)
+    p.start(3)
+    p.phase('starting the sandbox and importing your code')
+    assert 'starting the sandbox' in terminal.text.split('\r')[-1]
+    p.advance()
+    assert '1/3 probes' in terminal.text.split('\r')[-1]
+    assert 'starting the sandbox' not in terminal.text.split('\r')[-1]
+    p.phase("waiting for the reference's answers")
+    assert "waiting for the reference's answers" in terminal.text.split('\r')[-1]
+    p.finish()
+    assert terminal.text.endswith('\r\033[K')
+    log = _Stream(tty=False)
+    quiet = progress.of_probes('step 52', log)
+    quiet.start(3)
+    quiet.phase('starting')
+    quiet.finish()
+    assert log.text == ''     # a log gets no redrawn line

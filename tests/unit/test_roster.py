@@ -68,3 +68,36 @@ def test_a_roster_in_another_encoding_is_refused_with_the_fix(tmp_path):
                                      '"M\u00fcller, Jan",1,,,\n'.encode('latin-1'))
     with pytest.raises(roster.RosterError, match='CSV UTF-8'):
         roster.read_csv(tmp_path / 'r.csv')
+
+
+def test_a_person_is_found_by_any_of_their_ids():
+    # a Gradescope roster names Alice by SID first; a batch whose folders are named by email,
+    # by the email's local part or by a Canvas id still finds her, once (issue 23)
+    text = ('submission,student,id,sis_user_id,email,lti_user_id\n'
+            'alice,"Liddell, Alice",1001,S-1,alice@uni.example,lti-a\n'
+            'bob,"Builder, Bob",1002,S-2,bob@uni.example,\n'
+            'carol,"Cooper, Carol",1003,S-2,carol@uni.example,\n')
+    r = roster.parse_csv(text)
+    alice, bob, carol = r.people
+    by = r.by_submission()
+    for key in ('alice', '1001', 'S-1', 'alice@uni.example', 'lti-a'):
+        assert by[key] is alice
+    assert 'S-2' not in by          # two people share it: it names neither
+    found, without, lone = r.match(['alice@uni.example', '1002', 'nobody'])
+    assert found == {'alice@uni.example': alice, '1002': bob}
+    assert without == [carol] and lone == ['nobody']
+    gs = roster.parse_csv(GRADESCOPE)
+    found, without, _ = gs.match(['alice', 'dave'])
+    assert set(found) == {'alice', 'dave'} and without == []
+
+
+def test_a_gradescope_grades_export_gives_submission_times_and_export_folders():
+    text = ('First Name,Last Name,SID,Email,Sections,Total Score,Max Points,Status,Submission ID,'
+            'Submission Time,Lateness (H:M:S),View Count,Submission Count\n'
+            'Alice,Liddell,S-1,alice@uni.example,,30.0,30.0,Graded,128746829,'
+            '2026-05-02 10:30:00 -0700,11:30:00,1,1\n'
+            'Dave,Dent,S-4,dave@uni.example,,,30.0,Missing,,,,0,0\n')
+    r = roster.parse_csv(text)
+    alice, dave = r.people
+    assert alice.submitted_at == '2026-05-02 10:30:00 -0700' and not dave.submitted_at
+    assert r.by_submission()['submission_128746829'] is alice

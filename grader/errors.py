@@ -31,12 +31,15 @@ class SubmissionError(Exception):
                                 (the same bounds apply when copying a folder);
     * ``no-entry``           -- no ``dezero/`` package or ``stepNN.py`` where the step expects it;
     * ``ambiguous-entry``    -- several candidates and no rule to prefer one;
-    * ``too-deep``           -- folders nested deeper than any package needs.
+    * ``too-deep``           -- folders nested deeper than any package needs;
+    * ``bad-notebook``       -- a notebook that holds the code but cannot be read as one;
+    * ``bad-map``            -- a ``.dezero-notebooks`` map file that cannot be read or names
+                                nothing of the submission.
     """
 
     CODES = frozenset({
         "not-found", "not-a-submission", "unreadable", "bad-archive", "unsafe-archive",
-        "archive-too-large", "no-entry", "ambiguous-entry", "too-deep",
+        "archive-too-large", "no-entry", "ambiguous-entry", "too-deep", "bad-notebook", "bad-map",
     })
 
     def __init__(self, code: str, message: str) -> None:

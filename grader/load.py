@@ -26,6 +26,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import notebook
 from grader.archive import CHUNK as _CHUNK, MAX_FILES, MAX_TOTAL_BYTES, safe_extract
 from grader.errors import GraderError, SubmissionError
 
@@ -64,6 +65,7 @@ class Submission:
     content_hash: str      # "sha256:<hex>" of the submitted content (see content_hash)
     files: int
     skipped: tuple[str, ...] = ()  # relative paths of links and special files not copied
+    notebooks: notebook.Expansion = notebook.Expansion()  # the code its notebooks held, if any
 
 
 # -- entry ----------------------------------------------------------------------------------------
@@ -368,6 +370,8 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
             safe_extract(source, root, max_total_bytes=max_total_bytes, max_files=max_files)
             _prune(root)
             files, skipped = sum(1 for _ in _walk_files(root)), []  # counted as for folders
+        expansion = notebook.expand(root, step, first_package_step=FIRST_PACKAGE_STEP,
+                                    top_dirs=_top_dirs(root))
         if step >= FIRST_PACKAGE_STEP and is_flat_package(root):
             _wrap_in_package(root)
         try:
@@ -382,7 +386,7 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
         shutil.rmtree(root, ignore_errors=True)
         raise
     return Submission(id=ident, source=source, root=root, entry=entry, content_hash=digest,
-                      files=files, skipped=tuple(skipped))
+                      files=files, skipped=tuple(skipped), notebooks=expansion)
 
 
 def _copy_tree(source: Path, dest: Path, max_total: int, max_files: int) -> tuple[int, list[str]]:

@@ -155,6 +155,12 @@ class Scorecard:
     def is_invalid(self) -> bool:
         return self.verdict == 'invalid'
 
+    @property
+    def notebook(self) -> Mapping[str, Any] | None:
+        """What the graded code's notebooks gave (`grader.notebook.Expansion.to_json`), or None
+        when no notebook was read."""
+        return self.document.get('notebook')
+
     def check(self, check_id: str) -> CheckRecord | None:
         """The check of that id, or None when this grading did not run it."""
         return next((c for c in self.checks if c.id == check_id), None)

@@ -129,6 +129,7 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
         del out[head:]
         out.append('verdict and score: shown once every test is (some are not shown yet)')
     out.extend(_compatibility(card))
+    out.extend(_notebooks(card))
     if card.is_invalid:
         inv = card.invalid
         out.append('  [{}]'.format(inv.code if inv else ''))
@@ -297,6 +298,22 @@ def _only_error(check: CheckRecord, error):
                 or (error['message'] and error['message'] in f['message'])):
             return False
     return bool(findings)
+
+
+def _notebooks(card: Scorecard, limit=12):
+    """Which notebooks the graded code came from, and the lines of them that were not run."""
+    nb = card.notebook
+    if not nb:
+        return []
+    out = ['', 'notebooks: graded the code cells of {} (places below are cells and lines of '
+           'the notebook)'.format(', '.join(nb['notebooks']))]
+    if nb['not_run']:
+        out.append('  not run by the grader (each stands as `pass`):')
+    for item in nb['not_run'][:limit]:
+        out.append('  - {}: {} ({})'.format(item['where'], item['line'], item['why']))
+    if len(nb['not_run']) > limit:
+        out.append('  ... and {} more in the scorecard (--json)'.format(len(nb['not_run']) - limit))
+    return out
 
 
 def _compatibility(card: Scorecard, limit=12):

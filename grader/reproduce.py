@@ -54,8 +54,12 @@ def _holds_entry(folder, step):
     try:
         load.find_entry(folder.resolve(), step)
         return True
-    except SubmissionError:
-        return False
+    except SubmissionError:   # code kept in notebooks is found once they are read
+        return _has_notebooks(folder)
+
+
+def _has_notebooks(folder):
+    return any(folder.glob('*.ipynb')) or any(folder.glob('*/*.ipynb'))
 
 
 def _find_use(step, check_id):
@@ -89,23 +93,35 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
               'dezero-grader?'.format(step, check), file=sys.stderr)
         return CANNOT_RUN
     try:
+        expansion = entry = None
         if source.is_dir():
             root = source.resolve()
-            entry = load.find_entry(root, step)
-        else:   # an archive: graded as extracted, so run it extracted
+            try:
+                entry = load.find_entry(root, step)
+            except SubmissionError:
+                if not _has_notebooks(root):
+                    raise
+        if entry is None:
+            # an archive, or code kept in notebooks: graded as prepared, so run it prepared
             sub = load.prepare(source, step, Path(tempfile.mkdtemp(prefix='dezero-repro-')))
-            root, entry = sub.root, sub.entry
+            root, entry, expansion = sub.root, sub.entry, sub.notebooks
+            if expansion:
+                print('your notebooks ({}) run as the files their code cells make ({}); places '
+                      'below are the notebooks\' cells'.format(', '.join(expansion.notebooks),
+                                                              ', '.join(p for p, _ in expansion.files)))
     except SubmissionError as e:
         print('repro: {} ({}): {}\npass the folder that holds your code: python {} FOLDER'.format(
             source, how, e.message, os.path.basename(snippet_file or 'repro.py')), file=sys.stderr)
         return CANNOT_RUN
-    return _run(use, root, entry, step=step, seed=seed, device=device, era=era, timeout=timeout)
+    return _run(use, root, entry, step=step, seed=seed, device=device, era=era, timeout=timeout,
+                expansion=expansion)
 
 
-def _run(use, root, entry, *, step, seed, device, era, timeout):
+def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader import wire
     from grader.checks import CHECKS, JudgeInput, load_all
     from grader.errors import GraderError
+    from grader import notebook
     from grader.model import Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
@@ -149,10 +165,10 @@ def _run(use, root, entry, *, step, seed, device, era, timeout):
     failing = [f for f in findings if f.status in FAILING]
     for f in findings:
         mark = '✗' if f.status in FAILING else ('✓' if f.status == 'passed' else '·')
-        print('{} [{}] {}'.format(mark, f.status, f.message))
+        print('{} [{}] {}'.format(mark, f.status, notebook.relocate(f.message, expansion)))
         if f.status in FAILING:
             for line in _expected_found(f.evidence):
-                print('      ' + line)
+                print('      ' + notebook.relocate(line, expansion))
     _show_arrays(plan, learner, reference)
     if failing:
         print('\nREPRODUCED: {} of {} sub-check(s) of {} fail'.format(len(failing), len(findings),

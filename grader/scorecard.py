@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import schema, score
+from grader import notebook, schema, score
 from grader.wire import Array
 
 SCHEMA_VERSION = '1.0'
@@ -124,8 +124,25 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
     }
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
+    doc = _from_notebooks(doc, sub)
     schema.validate('scorecard', doc)
     return doc
+
+
+def _from_notebooks(doc, sub):
+    """A scorecard of code that came from notebooks says so, and names every place in it as the
+    notebook's cell and line, never the file the grader generated (`grader.notebook`)."""
+    expansion = getattr(sub, 'notebooks', None) if sub is not None else None
+    if not expansion:
+        return doc
+    out = {k: v if k in _NOT_RELOCATED else notebook.relocate_all(v, expansion)
+           for k, v in doc.items()}
+    out['notebook'] = expansion.to_json()
+    return out
+
+
+_NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
+                            'environment', 'seed', 'score', 'generated_at', 'duration_s'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
@@ -154,6 +171,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    doc = _from_notebooks(doc, submission)
     schema.validate('scorecard', doc)
     return doc
 

@@ -166,7 +166,7 @@ def test_the_learners_git_configuration_never_runs(repo, tmp_path):
     hook.write_text('#!/bin/sh\ntouch {}\n'.format(marker))
     hook.chmod(0o755)
     r = Repo(str(repo), tmp_path / 'scratch')
-    assert r.extract(sha, tmp_path / 'tree') == []
+    assert r.extract(sha, tmp_path / 'tree') == {}
     assert (tmp_path / 'tree' / 'dezero' / '__init__.py').read_text() == 'x = 1\n'
     r.diff(sha, sha, ['dezero'])
     assert not marker.exists()
@@ -191,11 +191,11 @@ def test_classroom_folders_are_the_repositories_in_it(repo, tmp_path):
 
 def test_a_commit_whose_repository_lacks_a_blob_is_still_read(repo, tmp_path):
     """A mirror without its largest files: the others are written, the lacking one named."""
-    sha = _commit(repo, 'Done step23', {'dezero/__init__.py': 'x = 1\n', 'big.bin': 'B' * 999})
-    blob = _git(repo, 'rev-parse', sha + ':big.bin')
+    sha = _commit(repo, 'Done step23', {'dezero/__init__.py': 'x = 1\n', 'dezero/big.bin': 'B' * 999})
+    blob = _git(repo, 'rev-parse', sha + ':dezero/big.bin')
     clone = tmp_path / 'clone'
     shutil.copytree(repo, clone)
     (clone / '.git' / 'objects' / blob[:2] / blob[2:]).unlink()   # a loose object, as committed
     r = Repo(str(clone), tmp_path / 'scratch')
-    assert r.extract(sha, tmp_path / 'tree') == ['big.bin']
+    assert r.extract(sha, tmp_path / 'tree') == {'dezero/big.bin': 'missing'}
     assert (tmp_path / 'tree' / 'dezero' / '__init__.py').is_file()

@@ -1,0 +1,178 @@
+"""Git input as hostile as code. Repositories crafted object by object (`gitcraft`) that crashed
+`history` (a 300-character name, a `commondir` that is not UTF-8, a NUL in `gitdir:`), graded a
+classmate's commits through `gitdir: ../bob/.git`, echoed a file of the grading machine through
+git's complaint about a linked `.git/shallow`, truncated a file through a commit message taken
+for an option, or let one dangling ref end a whole repository. Each now ends in a clean result
+or a clean error, in the grader's words, with nothing read outside the folder given and nothing
+written outside the output folder."""
+import os
+
+import pytest
+
+from grader import history, schema
+from grader.gitrepo import Repo, RepoError
+from gitcraft import Craft, canned_grading, snapshot
+from grade_cli import dezero_grade
+
+SECRET = 'COURSE-SECRET-d41d8cd98f'
+PACKAGE = {'dezero/__init__.py': 'from dezero.core import Variable\n',
+           'dezero/core.py': 'class Variable:\n    pass\n'}
+
+
+def _history(tmp_path, repo, monkeypatch, outcome=None):
+    asked = canned_grading(monkeypatch, outcome)
+    options = history_options()
+    result = history.grade_history(str(repo), tmp_path / 'out', options, jobs=1,
+                                   stream=open(os.devnull, 'w'))
+    assert schema.errors('history', result.document) == []
+    return result, {r['step']: r for r in result.document['steps']}, asked
+
+
+def history_options():
+    from grader import run
+    from grader.sandbox import Limits
+    return run.Options(device='sim', limits=Limits.with_options(sandbox='basic'))
+
+
+def _dry_run(repo, *extra):
+    return dezero_grade('history', repo, '--dry-run', *extra, expect=None, timeout=300)
+
+
+def _clean(proc):
+    text = proc.stdout + proc.stderr
+    assert 'Traceback' not in text and SECRET not in text
+    return text
+
+
+def test_a_300_character_name_in_a_tree_is_left_out(tmp_path, monkeypatch):
+    craft = Craft(tmp_path / 'learner')
+    package = craft.files(PACKAGE)
+    long_name = 'a' * 300 + '.py'
+    tree = craft.tree([(b'40000', 'dezero', craft.tree(
+        [(b'100644', '__init__.py', craft.blob('x = 1\n')),
+         (b'100644', long_name, craft.blob('y = 2\n'))])), (b'40000', 'more', package)])
+    sha = craft.commit(tree, 'Done step23')
+    craft.ref('refs/heads/main', sha)
+    r = Repo(str(craft.work), tmp_path / 'scratch')
+    assert r.extract(sha, tmp_path / 'tree') == {}
+    assert (tmp_path / 'tree' / 'dezero' / '__init__.py').read_text() == 'x = 1\n'
+    _, rows, _ = _history(tmp_path, craft.work, monkeypatch)
+    assert rows[23]['graded_files'] == ['dezero/__init__.py']
+
+
+@pytest.mark.parametrize('dot_git, commondir, words', [
+    (b'gitdir: .real-git\n', b'\xff\xfe../..\n', 'commondir is not UTF-8'),
+    (b'gitdir: .real\x00-git\n', None, 'NUL'),
+    (b'gitdir: ../bob/.git\n', None, 'outside the folder given'),
+    (b'gitdir: /etc\n', None, 'outside the folder given'),
+    (b'gitdir: .real-git\n', b'../../bob/.git\n', 'outside the folder given'),
+    (b'not a gitdir line\n', None, 'does not say "gitdir: PATH"'),
+])
+def test_a_git_file_that_leads_elsewhere_or_is_not_text_is_refused(tmp_path, dot_git, commondir,
+                                                                   words):
+    """A `.git` file (a worktree's or a submodule's) and a worktree's `commondir` are followed
+    only inside the folder given: a classmate's repository next door is refused with the
+    reason, and so is a path that is not text."""
+    bob = Craft(tmp_path / 'bob')
+    bob.history([('Done step23', PACKAGE)])
+    alice = tmp_path / 'alice'
+    real = Craft(alice / '.real-git', bare=True)
+    real.history([('Done step23', PACKAGE)])
+    (alice / '.git').write_bytes(dot_git)
+    if commondir is not None:
+        (alice / '.real-git' / 'commondir').write_bytes(commondir)
+    with pytest.raises(RepoError, match=words):
+        Repo(str(alice), tmp_path / 'scratch')
+    text = _clean(_dry_run(alice))
+    assert words in text and bob.commit(bob.files(PACKAGE), 'x')[:10] not in text
+
+
+def test_a_worktree_inside_its_folder_is_read(tmp_path):
+    """The honest case of the same files: a `.git` file and a `commondir` that stay inside."""
+    alice = tmp_path / 'alice'
+    real = Craft(alice / '.real-git', bare=True)
+    shas = real.history([('Done step23', PACKAGE)])
+    wt = alice / '.real-git' / 'worktrees' / 'w'
+    wt.mkdir(parents=True)
+    (wt / 'HEAD').write_text('ref: refs/heads/main\n')
+    (wt / 'commondir').write_text('../..\n')
+    (alice / '.git').write_text('gitdir: .real-git/worktrees/w\n')
+    assert Repo(str(alice), tmp_path / 'scratch').head() == shas[-1]
+
+
+def test_alternates_that_lead_outside_the_folder_are_refused(tmp_path):
+    bob = Craft(tmp_path / 'bob')
+    bob.history([('Done step23', PACKAGE)])
+    alice = Craft(tmp_path / 'alice')
+    alice.ref('refs/heads/main', bob.history([('Done step23', PACKAGE)], 'refs/heads/b')[-1])
+    for line in (str(bob.git_dir / 'objects'), '../../../bob/.git/objects'):
+        (alice.git_dir / 'objects' / 'info' / 'alternates').write_text(line + '\n')
+        with pytest.raises(RepoError, match='alternates leads to .*outside the folder given'):
+            Repo(str(alice.work), tmp_path / 'scratch-{}'.format(len(line)))
+
+
+def test_no_symbolic_link_inside_git_is_followed(tmp_path):
+    """`.git/shallow` linked to a file of the grading machine: git's complaint about it quoted
+    the file's first line into the output. Links are not followed (a link among the refs is
+    left out, one among the objects refuses the repository), and git's words never reach the
+    output anyway."""
+    secret = tmp_path / 'secret.txt'
+    secret.write_text(SECRET + '\n')
+    craft = Craft(tmp_path / 'learner')
+    sha = craft.history([('Done step23', PACKAGE)])[-1]
+    os.symlink(secret, craft.git_dir / 'shallow')
+    os.symlink(secret, craft.git_dir / 'refs' / 'heads' / 'leak')
+    r = Repo(str(craft.work), tmp_path / 'scratch')
+    assert r.head() == sha and 'leak' not in r.refs()
+    assert any('shallow is a symbolic link' in n for n in r.notes)
+    assert any('refs/heads/leak is a symbolic link' in n for n in r.notes)
+    assert 'step 23' in _clean(_dry_run(craft.work))
+    os.symlink(secret, craft.git_dir / 'objects' / 'ff')
+    with pytest.raises(RepoError, match='objects/ff is a symbolic link'):
+        Repo(str(craft.work), tmp_path / 'scratch2')
+
+
+def test_gits_own_words_never_reach_the_output(tmp_path):
+    """git quotes what it cannot parse ("unexpected line in packed-refs: <the line>"): the
+    refs of a packed-refs git refuses are left out, and a failure is said in our words."""
+    craft = Craft(tmp_path / 'learner')
+    sha = craft.history([('Done step23', PACKAGE)], 'refs/heads/other')[-1]
+    (craft.git_dir / 'packed-refs').write_text('{} refs/heads/main\n{}\n'.format(sha, SECRET))
+    r = Repo(str(craft.work), tmp_path / 'scratch')
+    assert r.refs() == {'other': sha}
+    assert any('packed-refs cannot be read' in n for n in r.notes)
+    text = _clean(_dry_run(craft.work))
+    assert 'fatal' not in text and 'unexpected line' not in text
+
+
+def test_a_dangling_ref_skips_that_ref_not_the_repository(tmp_path):
+    craft = Craft(tmp_path / 'learner')
+    sha = craft.history([('Done step23', PACKAGE)])[-1]
+    craft.ref('refs/heads/step24', '1234567890' * 4)
+    craft.ref('refs/tags/v1', craft.blob('not a commit'))
+    r = Repo(str(craft.work), tmp_path / 'scratch')
+    assert r.refs() == {'HEAD': sha, 'main': sha}
+    assert any('refs/heads/step24 names 1234567890' in n for n in r.notes)
+    proc = _dry_run(craft.work)
+    assert proc.returncode == 0 and 'step 23' in _clean(proc)
+
+
+def test_a_commit_message_is_never_taken_for_an_option(tmp_path, monkeypatch):
+    """Commit messages were split on control characters: one holding them became a "commit"
+    named `--output=FILE`, which git took for its option and truncated FILE, any file the
+    grader may write. Commits are now parsed from their objects."""
+    target = tmp_path / 'grades.csv'
+    target.write_text('precious\n')
+    craft = Craft(tmp_path / 'learner')
+    tree = craft.files(PACKAGE)
+    first = craft.commit(tree, 'Done step23')
+    evil = 'x\x1e--output={}\x1f\x1f2020-01-01\x1fa\x1fDone step24\x1fb\x1e'.format(target)
+    craft.ref('refs/heads/main', craft.commit(tree, evil, (first,)))
+    before = snapshot(tmp_path / 'learner')
+    _clean(_dry_run(craft.work))
+    assert target.read_text() == 'precious\n'
+    _history(tmp_path, craft.work, monkeypatch)
+    assert target.read_text() == 'precious\n'
+    assert snapshot(tmp_path / 'learner') == before
+
+

@@ -19,7 +19,7 @@ from grader.batch import pool
 from grader.batch.folder import read_scorecard
 from grader.errors import SubmissionError
 from grader.gitrepo import Repo, RepoError
-from grader.history.subset import graded_subset, lacking
+from grader.history.subset import Trees, graded_subset, lacking
 from grader.progress import Progress
 from grader.record import Scorecard
 
@@ -104,18 +104,12 @@ class Grader:
     """Grades (step, commit[, only]) through the content cache, many at a time."""
 
     def __init__(self, repo: Repo, options, work: Path, cache: Path, *, jobs: int,
-                 force: bool = False, stream=sys.stderr):
+                 force: bool = False, stream=sys.stderr, trees: Trees | None = None):
         self.repo, self.options, self.work, self.cache = repo, options, Path(work), Path(cache)
         self.jobs, self.force, self.stream = jobs, force, stream
         self.graded_now = 0
         self.from_cache = 0
-        self._trees = {}
-
-    def _tree(self, sha: str) -> Path:
-        if sha not in self._trees:
-            dest = self.work / 'trees' / sha
-            self._trees[sha] = (dest, set(self.repo.extract(sha, dest)))
-        return self._trees[sha][0]
+        self.trees = trees or Trees(repo, self.work / 'trees')
 
     def prepare(self, step: int, sha: str, only=()) -> Grading:
         g = Grading(step, sha, tuple(sorted(only)))
@@ -125,21 +119,36 @@ class Grader:
         if dest.exists():
             shutil.rmtree(dest)
         try:
-            g.entry, paths = graded_subset(self._tree(sha), step, dest)
+            tree, left_out = self.trees.get(sha)
+            g.entry, paths = graded_subset(tree, step, dest)
+            missing = lacking(g.entry, left_out)
+            if not missing:
+                g.content_hash = load.content_hash(dest)
         except SubmissionError as e:
             g.problem = {'code': e.code, 'message': e.message}
             return g
         except RepoError as e:   # a mirror without some objects, say
             g.problem = {'code': 'unreadable', 'message': str(e)}
             return g
-        g.paths = tuple(paths)
-        missing = lacking(g.entry, self._trees[sha][1])
-        if missing:
-            g.problem = {'code': 'unreadable', 'message': 'the repository lacks the content of '
-                         '{} at this commit (a copy without its largest files?)'.format(
-                             ', '.join(missing[:5]))}
+        except OSError as e:
+            g.problem = {'code': 'unreadable', 'message': 'the files of this commit cannot be '
+                         'copied for grading ({})'.format(e.strerror or type(e).__name__)}
             return g
-        g.content_hash = load.content_hash(dest)
+        except Exception as e:   # the boundary: a commit's files never end the history
+            g.problem = {'code': 'grader-error', 'message': 'the grader failed on the files of '
+                         'this commit ({}); a bug of the grader, not of the code'.format(
+                             type(e).__name__)}
+            return g
+        g.paths = tuple(paths)
+        if missing:
+            too_large = [p for p, why in missing if why == 'too-large']
+            g.problem = {'code': 'unreadable', 'message': (
+                '{} at this commit {} larger than a submission may be ({} MiB in all)'.format(
+                    ', '.join(too_large[:5]), 'is' if len(too_large) == 1 else 'are',
+                    load.MAX_TOTAL_BYTES >> 20) if too_large else
+                'the repository lacks the content of {} at this commit (a copy without its '
+                'largest files?)'.format(', '.join(p for p, _ in missing[:5])))}
+            return g
         g.key = cache_key(g.content_hash, step, self.options, g.only)
         g.subset = dest
         return g

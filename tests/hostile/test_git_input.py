@@ -1,10 +1,11 @@
 """Git input as hostile as code. Repositories crafted object by object (`gitcraft`) that crashed
-`history` (a 300-character name, a `commondir` that is not UTF-8, a NUL in `gitdir:`), graded a
-classmate's commits through `gitdir: ../bob/.git`, echoed a file of the grading machine through
-git's complaint about a linked `.git/shallow`, truncated a file through a commit message taken
-for an option, or let one dangling ref end a whole repository. Each now ends in a clean result
-or a clean error, in the grader's words, with nothing read outside the folder given and nothing
-written outside the output folder."""
+`history` (a deeply nested helper module or map file, a 300-character name, a `commondir` that
+is not UTF-8, a NUL in `gitdir:`), graded a classmate's commits through `gitdir: ../bob/.git`,
+echoed a file of the grading machine through git's complaint about a linked `.git/shallow`,
+wrote a file through a commit message taken for an option, or let one dangling ref or one
+missing object end a whole repository. Each now ends in a clean result or a clean error, in
+the grader's words, with nothing read outside the folder given and nothing written outside
+the output folder; in a classroom, each repository is its own result."""
 import os
 
 import pytest
@@ -42,6 +43,24 @@ def _clean(proc):
     text = proc.stdout + proc.stderr
     assert 'Traceback' not in text and SECRET not in text
     return text
+
+
+def test_a_helper_module_nested_deeply_is_graded_not_a_crash(tmp_path, monkeypatch):
+    repo = tmp_path / 'learner'
+    Craft(repo).history([('Done step9', {
+        'steps/step09.py': 'from helper import f\n',
+        'steps/helper.py': 'x = 1' + '+1' * 200_000 + '\n'})])
+    _, rows, _ = _history(tmp_path, repo, monkeypatch)
+    assert rows[9]['graded_files'] == ['steps/helper.py', 'steps/step09.py']
+
+
+def test_a_map_file_nested_100000_deep_is_a_clear_error(tmp_path):
+    repo = tmp_path / 'learner'
+    Craft(repo).history([('start', dict(PACKAGE, **{
+        '.dezero-steps': '{"23": ' + '[' * 100_000 + ']' * 100_000 + '}'}))])
+    proc = _dry_run(repo)
+    text = _clean(proc)
+    assert proc.returncode == 2 and '.dezero-steps' in text and 'nested' in text
 
 
 def test_a_300_character_name_in_a_tree_is_left_out(tmp_path, monkeypatch):
@@ -126,7 +145,8 @@ def test_no_symbolic_link_inside_git_is_followed(tmp_path):
     assert r.head() == sha and 'leak' not in r.refs()
     assert any('shallow is a symbolic link' in n for n in r.notes)
     assert any('refs/heads/leak is a symbolic link' in n for n in r.notes)
-    assert 'step 23' in _clean(_dry_run(craft.work))
+    text = _clean(_dry_run(craft.work))
+    assert 'step 23' in text and 'symbolic link' in text
     os.symlink(secret, craft.git_dir / 'objects' / 'ff')
     with pytest.raises(RepoError, match='objects/ff is a symbolic link'):
         Repo(str(craft.work), tmp_path / 'scratch2')
@@ -154,7 +174,26 @@ def test_a_dangling_ref_skips_that_ref_not_the_repository(tmp_path):
     assert r.refs() == {'HEAD': sha, 'main': sha}
     assert any('refs/heads/step24 names 1234567890' in n for n in r.notes)
     proc = _dry_run(craft.work)
-    assert proc.returncode == 0 and 'step 23' in _clean(proc)
+    text = _clean(proc)
+    assert proc.returncode == 0 and 'step 23' in text and 'refs/heads/step24' in text
+
+
+def test_a_missing_commit_ends_the_history_and_a_missing_tree_one_commit(tmp_path, monkeypatch):
+    craft = Craft(tmp_path / 'learner')
+    lost = craft.commit(craft.files(PACKAGE), 'Done step22')
+    tree23 = craft.files(dict(PACKAGE, **{'dezero/extra.py': 'z = 3\n'}))
+    s23 = craft.commit(tree23, 'Done step23', (lost,))
+    gone = craft.tree([(b'40000', 'dezero', '0' * 39 + '1')])
+    s24 = craft.commit(gone, 'Done step24', (s23,))
+    s25 = craft.commit(craft.files(PACKAGE), 'Done step25', (s24,))
+    craft.ref('refs/heads/main', s25)
+    os.unlink(craft.git_dir / 'objects' / lost[:2] / lost[2:])
+    result, rows, _ = _history(tmp_path, craft.work, monkeypatch)
+    assert result.document['repository']['commits'] == 3
+    assert any('stops after 3 commit(s)' in n for n in result.document['repository']['notes'])
+    assert rows[23]['commit'] == s23 and rows[25]['commit'] == s25
+    # step 24's message names a commit whose files the repository lacks: not mapped there
+    assert 24 not in rows or rows[24]['verdict'] == 'invalid'
 
 
 def test_a_commit_message_is_never_taken_for_an_option(tmp_path, monkeypatch):
@@ -174,5 +213,3 @@ def test_a_commit_message_is_never_taken_for_an_option(tmp_path, monkeypatch):
     _history(tmp_path, craft.work, monkeypatch)
     assert target.read_text() == 'precious\n'
     assert snapshot(tmp_path / 'learner') == before
-
-

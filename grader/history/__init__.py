@@ -17,8 +17,9 @@ Where it sits: around `run.grade`, like `batch`, but over the commits of one git
 5. **write** the history document (`document`, `schemas/history.schema.json`), its rows in
    commit order, and show it: the terminal timeline (`timeline`), HTML (`html`).
 
-`classroom` grades a folder of repositories, one history each, and writes per-step batch-style
-folders for summaries and exports. Reading a repository safely is `gitdir`'s and `gitrepo`'s job.
+`classroom` grades a folder of repositories, one history each (one repository's failure is its
+own result), names the repositories that share commits, and writes per-step batch-style folders
+for summaries and exports. Reading a repository safely is `gitdir`'s and `gitrepo`'s job.
 """
 from grader.gitrepo import RepoError
 from grader.history.mapping import (HistoryError, StepCommit, find_steps, parse_map, parse_steps,

@@ -30,6 +30,7 @@ class HistoryResult:
     document: dict
     out: Path
     scorecards: dict = field(default_factory=dict)
+    commits: frozenset = frozenset()     # every commit the refs read reach (classroom sharing)
 
 
 
@@ -92,6 +93,7 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
                                         for v in VERDICTS}},
             }
             schema.write_json(out / DOCUMENT, doc, 'history')
+            commits = repo.reachable()
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return HistoryResult(doc, out, scorecards)
+    return HistoryResult(doc, out, scorecards, commits)

@@ -6,6 +6,7 @@ wrote a file through a commit message taken for an option, or let one dangling r
 missing object end a whole repository. Each now ends in a clean result or a clean error, in
 the grader's words, with nothing read outside the folder given and nothing written outside
 the output folder; in a classroom, each repository is its own result."""
+import json
 import os
 
 import pytest
@@ -213,3 +214,64 @@ def test_a_commit_message_is_never_taken_for_an_option(tmp_path, monkeypatch):
     _history(tmp_path, craft.work, monkeypatch)
     assert target.read_text() == 'precious\n'
     assert snapshot(tmp_path / 'learner') == before
+
+
+def _classroom(tmp_path):
+    """alice's .git points at bob's; carol's commondir is not UTF-8; dave copied bob's history
+    and added a commit; erin's map is nested 100,000 deep; frank is honest and alone."""
+    room = tmp_path / 'room'
+    bob = Craft(room / 'bob')
+    bob_shas = bob.history([('Done step23', PACKAGE), ('Done step24', PACKAGE)])
+    (room / 'alice').mkdir()
+    (room / 'alice' / '.git').write_text('gitdir: ../bob/.git\n')
+    carol = Craft(room / 'carol' / '.real', bare=True)
+    carol.history([('Done step23', PACKAGE)])
+    (room / 'carol' / '.git').write_text('gitdir: .real\n')
+    (room / 'carol' / '.real' / 'commondir').write_bytes(b'\xff\n')
+    dave = Craft(room / 'dave')   # written alike, bob's two commits are the same objects
+    dave_shas = dave.history([('Done step23', PACKAGE), ('Done step24', PACKAGE),
+                              ('Done step25', PACKAGE)])
+    erin = Craft(room / 'erin')
+    erin.history([('Done step23', dict(PACKAGE, **{
+        '.dezero-steps': '{"23": ' + '[' * 100_000 + ']' * 100_000 + '}'}))])
+    frank = Craft(room / 'frank')
+    frank.history([('Done step23 (frank)', PACKAGE)])
+    return room, bob_shas, dave_shas
+
+
+def test_a_classroom_goes_on_after_bad_repositories_and_names_shared_commits(tmp_path,
+                                                                             monkeypatch):
+    room, bob_shas, dave_shas = _classroom(tmp_path)
+    assert dave_shas[:2] == bob_shas     # crafted alike, the same commits
+    canned_grading(monkeypatch)
+    result = history.grade_classroom(room, tmp_path / 'out', history_options(), jobs=1,
+                                     stream=open(os.devnull, 'w'))
+    assert sorted(result.histories) == ['bob', 'dave', 'frank']
+    assert sorted(result.failures) == ['alice', 'carol', 'erin']
+    assert 'outside the folder given' in result.failures['alice']
+    doc = json.loads((tmp_path / 'out' / 'classroom.json').read_text())
+    assert schema.errors('classroom', doc) == []
+    status = {r['id']: (r['status'], r.get('code')) for r in doc['repositories']}
+    assert status == {'alice': ('failed', 'unreadable'), 'bob': ('graded', None),
+                      'carol': ('failed', 'unreadable'), 'dave': ('graded', None),
+                      'erin': ('failed', 'bad-mapping'), 'frank': ('graded', None)}
+    assert [(p['repositories'], p['count'], {c['commit'] for c in p['commits']})
+            for p in doc['shared']] == [(['bob', 'dave'], 2, set(bob_shas))]
+    text = history.render_classroom(result)
+    assert 'shared commits: bob and dave hold 2 commit(s) in common' in text
+    summary = json.loads((tmp_path / 'out' / 'steps' / 'step23' / 'summary.json').read_text())
+    assert {u['id'] for u in summary['ungraded'] if not u['scorecard']} == {'alice', 'carol', 'erin'}
+
+
+def test_a_classroom_on_the_command_line_ends_in_results_not_a_traceback(tmp_path):
+    """The same classroom graded for real: every repository its own result, the classmate's
+    commits never graded as alice's, nothing of git's on the terminal."""
+    room, _, _ = _classroom(tmp_path)
+    out = tmp_path / 'out'
+    proc = dezero_grade('history', room, '--classroom', '--out', out, '--jobs', 2, '--sandbox',
+                        'basic', '--steps', '23', expect=None, timeout=900)
+    text = _clean(proc)
+    assert 'alice: not graded' in text and 'carol: not graded' in text and 'erin: not graded' in text
+    assert 'fatal' not in text
+    assert not (out / 'alice').joinpath('history.json').exists()
+    assert json.loads((out / 'bob' / 'history.json').read_text())['steps'][0]['step'] == 23

@@ -46,8 +46,13 @@ def options_json(options) -> dict:
 
 
 def cache_key(content_hash: str, step: int, options, only=()) -> str:
+    """The content cache's key of a grading: what was graded, how, by which grader, and under
+    which course secret (its digest: a secret set or changed grades everything again, since the
+    seeds it keys are others)."""
+    from grader import run
     doc = {'content': content_hash, 'step': step, 'options': options_json(options),
-           'only': sorted(only), 'grader': _grader_digest(), 'assignment': assignments.content_hash(step)}
+           'only': sorted(only), 'grader': _grader_digest(), 'assignment': assignments.content_hash(step),
+           'secret': run.course_secret_digest()}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
 
 

@@ -1,8 +1,8 @@
 """History's judging on its own: bisection over commits whose gradings are given (no git, no
-worker)."""
+worker), and the cache key of a grading."""
 from types import SimpleNamespace
 
-from grader.history import judge
+from grader.history import grading, judge
 
 CHECK = 'step44/linear'
 
@@ -59,3 +59,19 @@ def test_an_invalid_commit_still_counts_as_broken():
     s, _ = _search({'c1': 'passed', 'c2': 'passed', 'c3': 'syntax-error', 'c4': 'failed',
                     'c5': 'failed', 'c6': 'failed'})
     assert s['commits'][s['hi']] == 'c3' and not s.get('unknown')
+
+
+def test_the_cache_key_holds_a_digest_of_the_course_secret(monkeypatch):
+    """Scorecards graded under one course secret (or none) are never served under another:
+    their seeds were others."""
+    from grader import run
+    keys = []
+    for secret in (None, 'one', 'two'):
+        if secret is None:
+            monkeypatch.delenv(run.SECRET_ENV, raising=False)
+        else:
+            monkeypatch.setenv(run.SECRET_ENV, secret)
+        keys.append(grading.cache_key('sha256:' + '0' * 64, 44, run.Options(device='sim')))
+    assert len(set(keys)) == 3
+    monkeypatch.setenv(run.SECRET_ENV, 'one')
+    assert grading.cache_key('sha256:' + '0' * 64, 44, run.Options(device='sim')) == keys[1]

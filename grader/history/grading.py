@@ -139,6 +139,10 @@ class Grader:
             g.problem = {'code': 'unreadable', 'message': 'the files of this commit cannot be '
                          'copied for grading ({})'.format(e.strerror or type(e).__name__)}
             return g
+        except (RecursionError, MemoryError):   # the learner's files, beyond what parses
+            g.problem = {'code': 'unreadable', 'message': 'a file of this commit nests deeper '
+                         'than the Python parser can read'}
+            return g
         except Exception as e:   # the boundary: a commit's files never end the history
             g.problem = {'code': 'grader-error', 'message': 'the grader failed on the files of '
                          'this commit ({}); a bug of the grader, not of the code'.format(

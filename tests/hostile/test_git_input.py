@@ -55,6 +55,17 @@ def test_a_helper_module_nested_deeply_is_graded_not_a_crash(tmp_path, monkeypat
     assert rows[9]['graded_files'] == ['steps/helper.py', 'steps/step09.py']
 
 
+def test_a_step_file_nested_deeply_at_a_step_without_code_is_not_a_crash(tmp_path, monkeypatch):
+    """Step 5 has no code: whether step05.py holds any is asked of the parser, which gave up on
+    this file (MemoryError) while the history looked for step 5's commit."""
+    repo = tmp_path / 'learner'
+    Craft(repo).history([('Done step4', {'steps/step04.py': 'x = 4\n'}),
+                         ('Done step5', {'steps/step04.py': 'x = 4\n',
+                                         'steps/step05.py': 'x = ' + '-' * 100_000 + '1\n'})])
+    _, rows, _ = _history(tmp_path, repo, monkeypatch)
+    assert rows[5]['how'] == 'message'
+
+
 def test_a_map_file_nested_100000_deep_is_a_clear_error(tmp_path):
     repo = tmp_path / 'learner'
     Craft(repo).history([('start', dict(PACKAGE, **{

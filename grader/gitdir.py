@@ -169,6 +169,9 @@ def locate(path: Path) -> Layout:
         raise RepoError('{} keeps its refs in the reftable format, which the grader does not read; '
                         '`git refs migrate --ref-format=files` converts it'.format(path))
     objects = common / 'objects'
+    if '\n' in str(objects):    # git reads alternates one per line: this one would be two
+        raise RepoError('the path of the repository holds a newline: git cannot be lent its '
+                        'objects; rename the folder')
     if os.path.islink(objects):
         raise RepoError('objects/ of the repository is a symbolic link: a repository is read only '
                         'from its own folder')

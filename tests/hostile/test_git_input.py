@@ -142,6 +142,15 @@ def test_alternates_that_lead_outside_the_folder_are_refused(tmp_path):
             Repo(str(alice.work), tmp_path / 'scratch-{}'.format(len(line)))
 
 
+def test_a_folder_name_with_a_newline_is_refused_not_split(tmp_path):
+    """The grader lends a repository's objects to git by path, one per line: a folder whose name
+    holds a newline would be two paths."""
+    craft = Craft(tmp_path / 'room' / 'a\n..')
+    craft.history([('Done step23', PACKAGE)])
+    with pytest.raises(RepoError, match='holds a newline'):
+        Repo(str(craft.work), tmp_path / 'scratch')
+
+
 def test_no_symbolic_link_inside_git_is_followed(tmp_path):
     """`.git/shallow` linked to a file of the grading machine: git's complaint about it quoted
     the file's first line into the output. Links are not followed (a link among the refs is

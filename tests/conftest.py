@@ -20,6 +20,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
@@ -27,6 +28,19 @@ if str(_REPO_ROOT) not in sys.path:
 
 from reference import ROOT as _DEZERO_ROOT  # noqa: E402
 from grader import bwrap as _bwrap  # noqa: E402
+
+# Hypothesis profiles for every property test and fuzz target of the suite: "ci" (the default)
+# runs the same examples on every run and keeps no database; "soak" runs 20,000 examples
+# ($DEZERO_GRADER_FUZZ_EXAMPLES) and keeps what it finds in .hypothesis/. Choose with
+# `pytest --hypothesis-profile=soak` or DEZERO_GRADER_FUZZ_PROFILE=soak. A fuzz target takes a
+# share of `max_examples` (the costly ones less than the whole).
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+settings.register_profile('ci', max_examples=100, derandomize=True, database=None, deadline=None,
+                          print_blob=True, suppress_health_check=_HEALTH)
+settings.register_profile('soak', max_examples=int(os.environ.get('DEZERO_GRADER_FUZZ_EXAMPLES', 20_000)),
+                          deadline=None, print_blob=True,
+                          suppress_health_check=_HEALTH)
+settings.load_profile(os.environ.get('DEZERO_GRADER_FUZZ_PROFILE', 'ci'))
 
 if _bwrap.unavailable() is not None:
     # a machine without bubblewrap still runs the suite, in the basic sandbox (batch refuses to

@@ -5,7 +5,8 @@ Where it sits: around `run.grade`, like `batch`, but over the commits of one git
 (`gitrepo`). The data flow, in order, one module per stage:
 
 1. **map** the steps to commits (`mapping`): a mapping file, tags and branches, commit
-   messages, the commit that adds a step's file; every mapping says how it was found.
+   messages, the commit that adds a step's file; an inferred mapping only to a commit that
+   holds the step's file; every mapping says how it was found.
 2. **cut** each step's graded files out of its commit's tree (`subset`); their content hash is
    both the seed and the cache key.
 3. **grade** every step at its commit in batch's process pool, each scorecard cached by content
@@ -13,11 +14,12 @@ Where it sits: around `run.grade`, like `batch`, but over the commits of one git
 4. **judge** the history (`judge`): rollbacks of checks that passed at their own step, the
    first commit that broke each (bisected), and the diff of the graded files; a regression
    check that never passed at its own step "never worked".
-5. **write** the history document (`document`, `schemas/history.schema.json`) and show it: the
-   terminal timeline (`timeline`), HTML (`html`).
+5. **write** the history document (`document`, `schemas/history.schema.json`), its rows in
+   commit order, and show it: the terminal timeline (`timeline`), HTML (`html`).
 
-`classroom` grades a folder of repositories, one history each, and writes per-step batch-style
-folders for summaries and exports.
+`classroom` grades a folder of repositories, one history each (one repository's failure is its
+own result), names the repositories that share commits, and writes per-step batch-style folders
+for summaries and exports. Reading a repository safely is `gitdir`'s and `gitrepo`'s job.
 """
 from grader.gitrepo import RepoError
 from grader.history.mapping import (HistoryError, StepCommit, find_steps, parse_map, parse_steps,

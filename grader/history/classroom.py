@@ -1,18 +1,32 @@
 """A classroom: a folder of repositories (one per student, as GitHub Classroom downloads
-them), each graded as a history, and per step a batch-style folder that `export` reads."""
+them), each graded as a history, and per step a batch-style folder that `export` reads.
+
+Each repository's failure is its own result (`classroom.json` lists every repository, graded or
+not, and why not); the others go on. Repositories that share commits are named there with the
+commits they share: a repository made by copying another's history shows it, whatever its
+folders say. Commits that more than half of the classroom holds (three repositories at least)
+are the starting point they were given, and are counted apart.
+"""
 from __future__ import annotations
 
+import itertools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import load, report, schema, scorecard
 from grader.batch.folder import SCORECARDS, SUMMARY, read_scorecard
+from grader.batch.records import Failure
 from grader.batch.summary import assignment_info, summarize
 from grader.gitrepo import RepoError, looks_like_repo
-from grader.history.document import CACHE, grade_history
+from grader.history.document import CACHE, DOCUMENT, grade_history
 from grader.history.grading import options_json
 from grader.history.mapping import HistoryError
+
+SCHEMA_VERSION = '1.0'
+CLASSROOM = 'classroom.json'
+SHARED_LISTED = 20      # commits listed per pair of repositories that share them
+
 
 @dataclass
 class ClassroomResult:
@@ -20,6 +34,8 @@ class ClassroomResult:
     histories: dict            # repository id -> history document
     failures: dict             # repository id -> why it could not be read
     step_folders: dict         # step -> batch-style folder (summary.json, scorecards/)
+    shared: list = field(default_factory=list)   # pairs of repositories that share commits
+    document: dict | None = None                 # classroom.json
 
 
 def find_repositories(folder: Path) -> tuple:
@@ -50,7 +66,7 @@ def grade_classroom(folder, out, options, *, jobs=None, map_file=None, tip=None,
         raise HistoryError('{} holds no git repository (expected one folder with .git per '
                            'student)'.format(folder))
     cache = Path(cache) if cache else out / CACHE
-    histories, failures = {}, {}
+    histories, failures, codes, commits = {}, {}, {}, {}
     for ident, path in repos.items():
         stream.write('classroom: {} ({}/{})\n'.format(ident, len(histories) + len(failures) + 1,
                                                       len(repos)))
@@ -58,10 +74,19 @@ def grade_classroom(folder, out, options, *, jobs=None, map_file=None, tip=None,
             result = grade_history(str(path), out / ident, options, jobs=jobs, map_file=map_file,
                                    tip=tip, steps=steps, cache=cache, force=force, deep=deep,
                                    stream=stream)
-        except (HistoryError, RepoError) as e:
-            failures[ident] = str(e)
+        except RepoError as e:
+            failures[ident], codes[ident] = str(e), 'unreadable'
+            continue
+        except HistoryError as e:
+            failures[ident], codes[ident] = str(e), 'bad-mapping'
+            continue
+        except Exception as e:    # the boundary: one repository never ends the classroom
+            failures[ident], codes[ident] = ('the grader failed on this repository ({}); a bug '
+                                             'of the grader, not of the repository'.format(
+                                                 type(e).__name__)), 'grader-error'
             continue
         histories[ident] = result.document
+        commits[ident] = result.commits
     step_folders = {}
     per_step = {}
     for ident, doc in histories.items():
@@ -83,11 +108,50 @@ def grade_classroom(folder, out, options, *, jobs=None, map_file=None, tip=None,
             scorecard.write(target / SCORECARDS / (ident + '.json'), card)
             graded.append((ident, card))
         summary = summarize(assignment=assignment_info(step), options=bopts,
-                                  shards={'count': 1, 'included': [1]}, graded=graded,
-                                  failures=[], ignored=ignored)
+                            shards={'count': 1, 'included': [1]}, graded=graded,
+                            failures=[Failure(i, codes[i], why) for i, why in sorted(failures.items())],
+                            ignored=ignored)
         schema.write_json(target / SUMMARY, summary, 'batch-summary')
         step_folders[step] = target
-    return ClassroomResult(out, histories, failures, step_folders)
+    shared, common = shared_commits(commits, histories)
+    doc = {
+        'schema_version': SCHEMA_VERSION,
+        'tool': {'name': 'dezero-grader', 'version': scorecard.TOOL_VERSION},
+        'source': str(folder),
+        'generated_at': scorecard.utc_now(),
+        'repositories': [
+            {'id': ident, 'status': 'graded', 'history': '{}/{}'.format(ident, DOCUMENT),
+             'steps': len(histories[ident]['steps']),
+             'verdicts': histories[ident]['counts']['verdicts']} if ident in histories else
+            {'id': ident, 'status': 'failed', 'code': codes[ident], 'reason': failures[ident]}
+            for ident in sorted(repos)],
+        'ignored': sorted(ignored),
+        'shared': shared,
+        'common_commits': common,
+    }
+    schema.write_json(out / CLASSROOM, doc, 'classroom')
+    return ClassroomResult(out, histories, failures, step_folders, shared, doc)
+
+
+def shared_commits(commits: dict, histories: dict) -> tuple:
+    """([{repositories, count, commits}] for every two repositories that hold commits in common,
+    the number of commits held by more than half of them (at least three): what they were all
+    given to start from, left out of the pairs)."""
+    holders = {}
+    for ident, shas in commits.items():
+        for sha in shas:
+            holders[sha] = holders.get(sha, 0) + 1
+    common = {sha for sha, n in holders.items() if n >= 3 and n * 2 > len(commits)}
+    subjects = {r['commit']: r['subject'] for doc in histories.values() for r in doc['steps']}
+    pairs = []
+    for a, b in itertools.combinations(sorted(commits), 2):
+        both = sorted((commits[a] & commits[b]) - common)
+        if both:
+            pairs.append({'repositories': [a, b], 'count': len(both),
+                          'commits': [dict({'commit': sha}, **({'subject': subjects[sha][:200]}
+                                                               if sha in subjects else {}))
+                                      for sha in both[:SHARED_LISTED]]})
+    return pairs, len(common)
 
 
 def render_classroom(result: ClassroomResult) -> str:
@@ -106,6 +170,16 @@ def render_classroom(result: ClassroomResult) -> str:
     for ident, why in sorted(result.failures.items()):
         lines.append('  {}: not graded: {}'.format(report.printable(ident, lines=False),
                                                    report.printable(why, lines=False)[:200]))
+    for pair in result.shared:
+        named = ', '.join(c['commit'][:10] + (' "{}"'.format(c['subject'][:40]) if 'subject' in c
+                                              else '') for c in pair['commits'][:3])
+        lines.append('  shared commits: {} and {} hold {} commit(s) in common ({}{})'.format(
+            *(report.printable(i, lines=False) for i in pair['repositories']), pair['count'],
+            report.printable(named, lines=False), ', …' if pair['count'] > 3 else ''))
+    if result.document and result.document['common_commits']:
+        lines.append('  {} commit(s) held by more than half of the repositories are taken as their '
+                     'common start and not counted as shared'.format(
+                         result.document['common_commits']))
     if result.step_folders:
         lines.append('  per-step summaries for export: {}'.format(
             ', '.join(str(p) for _, p in sorted(result.step_folders.items())[:3])

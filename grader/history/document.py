@@ -15,7 +15,8 @@ from grader.batch.folder import SCORECARDS, locked, stop_leftover_workers
 from grader.gitrepo import Repo
 from grader.history.grading import Grader, options_json
 from grader.history.judge import judge
-from grader.history.mapping import count_how, find_steps
+from grader.history.mapping import commit_order, count_how, find_steps, sharing
+from grader.history.subset import Trees
 from grader.status import VERDICTS
 
 SCHEMA_VERSION = '1.0'
@@ -29,6 +30,7 @@ class HistoryResult:
     document: dict
     out: Path
     scorecards: dict = field(default_factory=dict)
+    commits: frozenset = frozenset()     # every commit the refs read reach (classroom sharing)
 
 
 
@@ -49,17 +51,24 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
         try:
             repo = Repo(source, work)
             head = repo.resolve(tip) if tip else repo.head()
-            mapped, found = find_steps(repo, head, map_file)
+            trees = Trees(repo, work / 'trees')
+            mapped, found = find_steps(repo, head, map_file, trees)
             mapped = [m for m in mapped if m.step in available and (steps is None or m.step in steps)]
             grader = Grader(repo, options, work, cache, jobs=jobs or pool.default_jobs(),
-                            force=force, stream=stream)
+                            force=force, stream=stream, trees=trees)
             if mapped:
                 stream.write('history: {} step(s) found in {} ({}); grading\n'.format(
                     len(mapped), report.printable(str(source), lines=False),
                     ', '.join('{} by {}'.format(n, how) for how, n in count_how(mapped))))
             own = {m.step: grader.prepare(m.step, m.sha) for m in mapped}
             grader.grade(list(own.values()))
-            rows = judge(grader, mapped, own, options.profile, deep=deep)
+            rows = commit_order(repo, head, judge(grader, mapped, own, options.profile, deep=deep),
+                                sha=lambda r: r['commit'], step=lambda r: r['step'])
+            for sha, group in sharing(rows, sha=lambda r: r['commit'],
+                                      step=lambda r: r['step']).items():
+                for r in rows:
+                    if r['commit'] == sha:
+                        r['same_commit_as'] = [s for s in group if s != r['step']]
             scorecards = {}
             for m in mapped:
                 g = own[m.step]
@@ -70,12 +79,13 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
                 'schema_version': SCHEMA_VERSION,
                 'tool': {'name': 'dezero-grader', 'version': scorecard.TOOL_VERSION},
                 'repository': {'source': str(source), 'head': head,
-                               'commits': len(repo.log(head))},
+                               'commits': len(repo.log(head)), 'notes': list(repo.notes)},
                 'options': options_json(options),
                 'generated_at': scorecard.utc_now(),
-                'mapping': [{'step': f.step, 'commit': f.sha, 'how': f.how, 'evidence': f.detail,
-                             'chosen': any(m == f for m in mapped)} for f in found
-                            if steps is None or f.step in steps],
+                'mapping': [dict({'step': f.step, 'commit': f.sha, 'how': f.how,
+                                  'evidence': f.detail, 'chosen': any(m == f for m in mapped)},
+                                 **({'refused': f.refused} if f.refused else {}))
+                            for f in found if steps is None or f.step in steps],
                 'steps': rows,
                 'counts': {'steps': len(rows), 'graded_now': grader.graded_now,
                            'from_cache': grader.from_cache,
@@ -83,6 +93,7 @@ def grade_history(source: str, out, options, *, jobs: int | None = None, map_fil
                                         for v in VERDICTS}},
             }
             schema.write_json(out / DOCUMENT, doc, 'history')
+            commits = repo.reachable()
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return HistoryResult(doc, out, scorecards)
+    return HistoryResult(doc, out, scorecards, commits)

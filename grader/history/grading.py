@@ -19,7 +19,7 @@ from grader.batch import pool
 from grader.batch.folder import read_scorecard
 from grader.errors import SubmissionError
 from grader.gitrepo import Repo, RepoError
-from grader.history.subset import graded_subset, lacking
+from grader.history.subset import Trees, graded_subset, lacking
 from grader.progress import Progress
 from grader.record import Scorecard
 
@@ -31,7 +31,7 @@ def _grader_digest() -> str:
     digest = hashlib.sha256(scorecard.TOOL_VERSION.encode())
     root = Path(grader.__file__).resolve().parent
     for path in sorted(root.rglob('*.py')):
-        if path.parent == root / 'history' or path == root / 'gitrepo.py':
+        if path.parent == root / 'history' or path.name in ('gitrepo.py', 'gitdir.py'):
             continue   # they read scorecards, never make them
         digest.update(path.as_posix().rsplit('/grader/', 1)[-1].encode() + b'\0' + path.read_bytes())
     return digest.hexdigest()[:16]
@@ -46,8 +46,13 @@ def options_json(options) -> dict:
 
 
 def cache_key(content_hash: str, step: int, options, only=()) -> str:
+    """The content cache's key of a grading: what was graded, how, by which grader, and under
+    which course secret (its digest: a secret set or changed grades everything again, since the
+    seeds it keys are others)."""
+    from grader import run
     doc = {'content': content_hash, 'step': step, 'options': options_json(options),
-           'only': sorted(only), 'grader': _grader_digest(), 'assignment': assignments.content_hash(step)}
+           'only': sorted(only), 'grader': _grader_digest(), 'assignment': assignments.content_hash(step),
+           'secret': run.course_secret_digest()}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -104,18 +109,12 @@ class Grader:
     """Grades (step, commit[, only]) through the content cache, many at a time."""
 
     def __init__(self, repo: Repo, options, work: Path, cache: Path, *, jobs: int,
-                 force: bool = False, stream=sys.stderr):
+                 force: bool = False, stream=sys.stderr, trees: Trees | None = None):
         self.repo, self.options, self.work, self.cache = repo, options, Path(work), Path(cache)
         self.jobs, self.force, self.stream = jobs, force, stream
         self.graded_now = 0
         self.from_cache = 0
-        self._trees = {}
-
-    def _tree(self, sha: str) -> Path:
-        if sha not in self._trees:
-            dest = self.work / 'trees' / sha
-            self._trees[sha] = (dest, set(self.repo.extract(sha, dest)))
-        return self._trees[sha][0]
+        self.trees = trees or Trees(repo, self.work / 'trees')
 
     def prepare(self, step: int, sha: str, only=()) -> Grading:
         g = Grading(step, sha, tuple(sorted(only)))
@@ -125,21 +124,40 @@ class Grader:
         if dest.exists():
             shutil.rmtree(dest)
         try:
-            g.entry, paths = graded_subset(self._tree(sha), step, dest)
+            tree, left_out = self.trees.get(sha)
+            g.entry, paths = graded_subset(tree, step, dest)
+            missing = lacking(g.entry, left_out)
+            if not missing:
+                g.content_hash = load.content_hash(dest)
         except SubmissionError as e:
             g.problem = {'code': e.code, 'message': e.message}
             return g
         except RepoError as e:   # a mirror without some objects, say
             g.problem = {'code': 'unreadable', 'message': str(e)}
             return g
-        g.paths = tuple(paths)
-        missing = lacking(g.entry, self._trees[sha][1])
-        if missing:
-            g.problem = {'code': 'unreadable', 'message': 'the repository lacks the content of '
-                         '{} at this commit (a copy without its largest files?)'.format(
-                             ', '.join(missing[:5]))}
+        except OSError as e:
+            g.problem = {'code': 'unreadable', 'message': 'the files of this commit cannot be '
+                         'copied for grading ({})'.format(e.strerror or type(e).__name__)}
             return g
-        g.content_hash = load.content_hash(dest)
+        except (RecursionError, MemoryError):   # the learner's files, beyond what parses
+            g.problem = {'code': 'unreadable', 'message': 'a file of this commit nests deeper '
+                         'than the Python parser can read'}
+            return g
+        except Exception as e:   # the boundary: a commit's files never end the history
+            g.problem = {'code': 'grader-error', 'message': 'the grader failed on the files of '
+                         'this commit ({}); a bug of the grader, not of the code'.format(
+                             type(e).__name__)}
+            return g
+        g.paths = tuple(paths)
+        if missing:
+            too_large = [p for p, why in missing if why == 'too-large']
+            g.problem = {'code': 'unreadable', 'message': (
+                '{} at this commit {} larger than a submission may be ({} MiB in all)'.format(
+                    ', '.join(too_large[:5]), 'is' if len(too_large) == 1 else 'are',
+                    load.MAX_TOTAL_BYTES >> 20) if too_large else
+                'the repository lacks the content of {} at this commit (a copy without its '
+                'largest files?)'.format(', '.join(p for p, _ in missing[:5])))}
+            return g
         g.key = cache_key(g.content_hash, step, self.options, g.only)
         g.subset = dest
         return g

@@ -1,11 +1,13 @@
 """The history as one self-contained HTML page: a timeline table, one row per step (its commit,
 how it was found, the verdict, the score) and, under a rollback, the commit that first broke
 each earlier check and the diff of the graded files. Reads the history document only; every
-text from the repository (messages, file names, diffs) is escaped.
+text from the repository (messages, file names, diffs) is escaped. Rows are in commit order,
+as the document has them; a diff several checks share is shown once.
 """
 from __future__ import annotations
 
-import html
+from grader import report
+from grader.history.timeline import not_mapped
 
 _COLOURS = {'accept': '#1a7f37', 'rollback': '#9a6700', 'reject': '#cf222e',
             'incomplete': '#0969da', 'invalid': '#8250df'}
@@ -19,7 +21,7 @@ overflow-x:auto;max-height:30em}.muted{color:#59636e}details{margin:.3em 0}
 
 
 def _e(text) -> str:
-    return html.escape(str(text), quote=True)
+    return report.html_text(text)
 
 
 def _verdict(v: str) -> str:
@@ -27,7 +29,7 @@ def _verdict(v: str) -> str:
                                                                     _e(v.upper()))
 
 
-def _regression(reg: dict) -> str:
+def _regression(reg: dict, shown: dict) -> str:
     if reg['status'] == 'broken' and reg.get('first_bad'):
         fb, lg = reg['first_bad'], reg['last_good']
         diff = reg.get('diff') or {}
@@ -36,7 +38,12 @@ def _regression(reg: dict) -> str:
                 '</div>').format(_e(reg['check']), reg['step'], _e(fb['short']), _e(fb['subject']),
                                  _e(lg['short']), reg['searched']['commits'],
                                  reg['searched']['graded'])
-        if diff.get('text'):
+        key = (lg['commit'], fb['commit'], diff.get('text'))
+        if diff.get('text') and key in shown:
+            body += '<div class="muted">the same diff as for <code>{}</code> above</div>'.format(
+                _e(shown[key]))
+        elif diff.get('text'):
+            shown[key] = reg['check']
             body += '<details><summary>diff of {} ({})</summary><pre>{}</pre></details>'.format(
                 _e(', '.join(diff['files']) or 'the graded files'),
                 'truncated' if diff['truncated'] else 'complete', _e(diff['text']))
@@ -47,12 +54,16 @@ def _regression(reg: dict) -> str:
 
 def render(doc: dict) -> str:
     repo = doc['repository']
-    rows = []
+    rows, shown = [], {}
     for r in doc['steps']:
         score = '{:g}/{:g}'.format(r['score']['earned'], r['score']['possible']) if r['score'] else '–'
-        notes = ''.join(_regression(reg) for reg in r['regressions'])
+        notes = ''.join(_regression(reg, shown) for reg in r['regressions'])
         if r['verdict'] != 'accept':
             notes = '<div class="muted">{}</div>'.format(_e(r['reason'])) + notes
+        if r.get('same_commit_as'):
+            notes = '<div class="muted">the same commit as step{} {}</div>'.format(
+                's' if len(r['same_commit_as']) > 1 else '',
+                ', '.join(map(str, r['same_commit_as']))) + notes
         rows.append('<tr><td>{}</td><td>{}</td><td><code>{}</code><br><span class="muted">{}</span>'
                     '</td><td>{}<br><span class="muted">{}</span></td><td>{}</td><td>{}</td>'
                     '<td>{}</td></tr>'.format(
@@ -62,11 +73,15 @@ def render(doc: dict) -> str:
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<title>DeZero history: {src}</title><style>{style}</style></head><body>'
             '<h1>DeZero history</h1><p>{src} · head <code>{head}</code> · {commits} commits · '
-            '{n} step(s) mapped · {counts}</p>'
+            '{n} step(s) mapped · {counts}</p>{notes}'
             '<table><thead><tr><th>step</th><th>title</th><th>commit</th><th>found by</th>'
             '<th>verdict</th><th>score</th><th>evidence</th></tr></thead><tbody>{rows}</tbody>'
             '</table><p class="muted">generated {when} by dezero-grader {ver}</p></body></html>\n'
             ).format(src=_e(repo['source']), style=_STYLE, head=_e(repo['head'][:10]),
                      commits=repo['commits'], n=len(doc['steps']), counts=counts,
+                     notes=''.join('<p class="muted">note: {}</p>'.format(_e(n))
+                                   for n in repo.get('notes', [])) + ''.join(
+                         '<p class="muted">not mapped: step {}: {}</p>'.format(step, _e(why))
+                         for step, why in not_mapped(doc)),
                      rows=''.join(rows) or '<tr><td colspan="7">no step found</td></tr>',
                      when=_e(doc['generated_at']), ver=_e(doc['tool']['version']))

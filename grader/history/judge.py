@@ -5,13 +5,14 @@ rollback of the first step whose commit holds the commit that broke it); then th
 between are bisected with that check alone (`Options(only=...)`) for the first one that breaks
 it, and the diff of the graded files between the last good and the first bad commit is kept. A
 regression check that never passed at its own step "never worked": the later step is a reject,
-not a rollback.
+not a rollback. A grading the grader itself failed on is evidence of nothing: bisection steps
+around it (as `git bisect skip` does) and says how far that leaves the first bad commit open.
 """
 from __future__ import annotations
 
 from grader import assignments, load
 from grader.batch.folder import SCORECARDS
-from grader.gitrepo import Repo
+from grader.gitrepo import Repo, RepoError
 from grader.history.grading import Grader, Grading
 from grader.status import FAILING, PASSED
 
@@ -20,14 +21,31 @@ def _deciding(check, profile) -> bool:
     return check.tier == 'book' or profile == 'extension'
 
 
+GRADER_FAILURES = frozenset({'grader-error', 'grader-crashed', 'grader-stuck'})
+UNKNOWN = 'unknown'
+
+
 def check_status(g: Grading, check_id: str) -> str | None:
-    """The status of one check in a grading: passed/failed/...; 'invalid' when the commit could
-    not be graded; None when the grading did not run it."""
-    card = g.card if g.problem is None else None
-    if card is None or card.is_invalid:
-        return 'invalid'
+    """The status of one check in a grading: passed/failed/...; 'invalid' when the commit's code
+    could not be graded; 'unknown' when the grader failed on it (its own fault: no evidence
+    about the code either way); None when the grading did not run it."""
+    if g.problem is not None:
+        return UNKNOWN if g.problem['code'] in GRADER_FAILURES else 'invalid'
+    card = g.card
+    if card is None:
+        return UNKNOWN
+    if card.is_invalid:
+        return UNKNOWN if card.invalid and card.invalid.code in GRADER_FAILURES else 'invalid'
     check = card.check(check_id)
     return check.status if check is not None else None
+
+
+def _probe(s) -> int | None:
+    """The next commit of a search to grade: the midpoint of what is still open, or the commit
+    nearest to it that the grader has not failed on; None when nothing is left to grade."""
+    open_ = [i for i in range(s['lo'] + 1, s['hi']) if i not in s['unknown']]
+    mid = (s['lo'] + s['hi']) // 2
+    return min(open_, key=lambda i: (abs(i - mid), i)) if open_ else None
 
 
 def _commit_info(repo: Repo, sha: str) -> dict:
@@ -40,32 +58,39 @@ def _first_bad(grader: Grader, own: dict, searches) -> None:
     later step's (bad) commit for the first one where the check fails; every round grades the
     midpoints of all open searches together, each with only its checks."""
     for s in searches:
-        s['commits'] = grader.repo.between(s['good'], s['bad'])
+        s['lo'], s['hi'], s['probes'], s['unknown'] = -1, 0, 0, set()
+        try:
+            s['commits'] = grader.repo.between(s['good'], s['bad'])
+        except RepoError:
+            s['commits'] = None      # the repository lacks some of them: nothing to bisect
+        if not s['commits']:
+            continue
         status = {len(s['commits']) - 1: False}
         # step commits in between already say whether the check passed there
         for n, g in own.items():
             if g.sha in s['commits']:
                 st = check_status(g, s['check'])   # None: that step's grading did not run it
-                if st not in (None, 'invalid'):
+                if st not in (None, 'invalid', UNKNOWN):
                     status.setdefault(s['commits'].index(g.sha), st == PASSED)
         hi = min(i for i, ok in status.items() if not ok)
         lo = max([i for i, ok in status.items() if ok and i < hi], default=-1)
-        s['lo'], s['hi'], s['probes'] = lo, hi, 0
+        s['lo'], s['hi'] = lo, hi
     while True:
-        open_ = [s for s in searches if s['hi'] - s['lo'] > 1]
+        open_ = [(s, _probe(s)) for s in searches]
+        open_ = [(s, mid) for s, mid in open_ if mid is not None]
         if not open_:
             break
         wanted = {}
-        for s in open_:
-            mid = (s['lo'] + s['hi']) // 2
+        for s, mid in open_:
             wanted.setdefault((s['step'], s['commits'][mid]), set()).add(s['check'])
         gradings = {k: grader.prepare(k[0], k[1], only) for k, only in wanted.items()}
         grader.grade(list(gradings.values()))
-        for s in open_:
-            mid = (s['lo'] + s['hi']) // 2
-            ok = check_status(gradings[(s['step'], s['commits'][mid])], s['check']) == PASSED
+        for s, mid in open_:
+            status = check_status(gradings[(s['step'], s['commits'][mid])], s['check'])
             s['probes'] += 1
-            if ok:
+            if status == UNKNOWN:
+                s['unknown'].add(mid)
+            elif status == PASSED:
                 s['lo'] = mid
             else:
                 s['hi'] = mid
@@ -169,6 +194,11 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             if earlier is None:
                 reg.update(status='never-worked', why='step {} has no commit in the history: '
                            'nothing shows that this check ever passed'.format(c.step))
+            elif at_own == UNKNOWN:
+                reg.update(status=UNKNOWN, passed_at=None,
+                           why='the grader failed on step {}\'s own commit {} (its bug, not the '
+                               'code\'s): whether the check passed there is not known; grade the '
+                               'history again'.format(c.step, earlier.sha[:10]))
             elif at_own != PASSED:
                 reg.update(status='never-worked', passed_at=None,
                            why='it did not pass at step {}\'s own commit {} ({}): step {} is '
@@ -195,6 +225,8 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
     by_step = {r['step']: r for r in rows}
     for s in deep_searches:
         # the rollback belongs to the first step whose commit contains the first bad commit
+        if not s['commits']:
+            continue
         bad = s['commits'][s['hi']]
         owner = next((m.step for m in sorted(mapped, key=lambda m: m.step)
                       if m.step > s['step'] and grader.repo.is_ancestor(bad, m.sha)), None)
@@ -203,11 +235,20 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             by_step[owner]['regressions'].append(s['reg'])
     for s in searches:
         commits, reg = s['commits'], s['reg']
+        if not commits:
+            reg.update(first_bad=None, why='it passed at step {}\'s commit {}, and the commits '
+                       'since cannot all be read (the repository lacks some): the commit that '
+                       'broke it cannot be searched'.format(s.get('good_step', reg['step']),
+                                                            s['good'][:10]))
+            continue
         bad = commits[s['hi']]
         good = commits[s['lo']] if s['lo'] >= 0 else s['good']
         reg['first_bad'] = _commit_info(grader.repo, bad)
         reg['last_good'] = _commit_info(grader.repo, good)
         reg['searched'] = {'commits': len(commits), 'graded': s['probes']}
+        skipped = sorted(i for i in s['unknown'] if s['lo'] < i < s['hi'])
+        if skipped:
+            reg['searched']['ungradable'] = len(skipped)
         paths = set(s['paths'])
         for sha in (good, bad):
             gr = grader.prepare(s['step'], sha)
@@ -219,11 +260,16 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
             '' if s.get('good_step', reg['step']) == reg['step'] else ' (as a regression check)',
             bad[:10], reg['first_bad']['subject'][:80],
             '; found by --deep, still failing at the newest step\'s commit' if reg.get('deep') else ''))
+        if skipped:
+            reg['why'] += ('; the grader failed on {} commit(s) just before it ({}), so the first '
+                           'bad commit may be one of those'.format(
+                               len(skipped), ', '.join(commits[i][:10] for i in skipped[:5])))
     for row in rows:
         if 'verdict' in row:
             continue
         broken = [r for r in row['regressions'] if r['status'] == 'broken']
         never = [r for r in row['regressions'] if r['status'] == 'never-worked']
+        unknown = [r for r in row['regressions'] if r['status'] == UNKNOWN]
         if broken:
             named = sorted({r['first_bad']['short'] for r in broken if r.get('first_bad')})
             row['verdict'] = 'rollback'
@@ -240,6 +286,11 @@ def judge(grader: Grader, mapped, own: dict, profile: str, deep: bool = False) -
                     len(never), 's' if len({r['step'] for r in never}) > 1 else '',
                     ', '.join(str(s) for s in sorted({r['step'] for r in never}))))
             row['reason'] = '; '.join(parts)
+        elif unknown:
+            row['verdict'] = row['engine_verdict']
+            row['reason'] = ('{} check(s) of earlier steps fail here, and whether they passed at '
+                             'their own step is not known (the grader failed there): grade the '
+                             'history again'.format(len(unknown)))
         else:
             row['verdict'] = g_verdict = row['engine_verdict']
             row['reason'] = own[row['step']].card.reason if g_verdict else ''

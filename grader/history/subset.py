@@ -1,17 +1,58 @@
 """The graded files of a step at a commit: the `dezero/` package for steps 23-60; the step file
 and the modules of the repository it imports for steps 1-22. That subset is the submission
 graded, so its content hash is both the seed and the cache key: a commit whose graded files did
-not change is never graded again.
+not change is never graded again. `Trees` extracts each commit's files once, for the mapping
+(does this commit hold the step's file?) and the grading alike.
 """
 from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 from pathlib import Path
 
 from grader import load
-from grader.history.mapping import STEP_FILE
+from grader.errors import SubmissionError
+from grader.gitrepo import Repo, RepoError
+
+STEP_FILE = re.compile(r'^step0*(\d{1,2})\.py$')
+
+
+class Trees:
+    """The files of commits, each extracted once under `folder` (`Repo.extract`)."""
+
+    def __init__(self, repo: Repo, folder: Path):
+        self.repo, self.folder = repo, Path(folder)
+        self._trees = {}
+
+    def get(self, sha: str):
+        """(the folder holding the commit's files, {path: why its content is not there});
+        a RepoError when the repository lacks the commit's files."""
+        if sha not in self._trees:
+            dest = self.folder / sha
+            try:
+                self._trees[sha] = (dest, self.repo.extract(sha, dest))
+            except RepoError as e:
+                self._trees[sha] = e
+        found = self._trees[sha]
+        if isinstance(found, RepoError):
+            raise found
+        return found
+
+    def holds(self, sha: str, step: int) -> bool:
+        """Whether the commit holds what `step` grades (its dezero/ package, its step file):
+        what `load.find_entry` finds there, ambiguity included (grading says which to keep)."""
+        try:
+            load.find_entry(self.get(sha)[0], step)
+        except RepoError:
+            return False
+        except SubmissionError as e:
+            return e.code != 'no-entry'
+        except (RecursionError, MemoryError):
+            return True    # a step file the parser cannot take counts as code, as load says
+        return True
+
 
 def _module_files(name: str, dirs) -> list:
     """The files of the repository's own module `name` (a .py or a package folder), or []."""
@@ -28,8 +69,8 @@ def _module_files(name: str, dirs) -> list:
 def _imported_names(path: Path) -> set:
     try:
         tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return set()
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
+        return set()   # nesting the parser cannot take: the grading itself reports that file
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -78,11 +119,11 @@ def graded_subset(tree: Path, step: int, dest: Path):
     return entry, paths
 
 
-def lacking(entry, missing) -> list:
-    """Of the files a repository lacks the content of, those the step would have graded: in
-    the package, or (for a step file) any Python module."""
+def lacking(entry, left_out: dict) -> list:
+    """Of the files whose content `Repo.extract` left out ({path: why}), those the step would
+    have graded, as (path, why): in the package, or (for a step file) any Python module."""
     if entry.kind == 'package':
-        inside = [p for p in missing if p.startswith(entry.path + '/')]
+        inside = [p for p in left_out if p.startswith(entry.path + '/')]
     else:
-        inside = [p for p in missing if p.endswith('.py')]
-    return sorted(inside)
+        inside = [p for p in left_out if p.endswith('.py')]
+    return [(p, left_out[p]) for p in sorted(inside)]

@@ -56,7 +56,7 @@ def test_steps_named_in_messages(text, steps):
 
 
 def test_a_step_is_the_last_commit_of_its_stretch_of_messages(repo, tmp_path):
-    wip = _commit(repo, 'step 23 wip', {'a.txt': '1'})
+    wip = _commit(repo, 'step 23 wip', {'a.txt': '1', 'dezero/__init__.py': ''})
     done = _commit(repo, 'Done step23', {'a.txt': '2'})
     _commit(repo, 'typo', {'a.txt': '3'})
     s24 = _commit(repo, 'step24', {'a.txt': '4'})
@@ -67,13 +67,15 @@ def test_a_step_is_the_last_commit_of_its_stretch_of_messages(repo, tmp_path):
 
 
 def test_step_files_map_to_the_commit_before_the_next_step_file(repo, tmp_path):
-    _commit(repo, 'start', {'steps/step01.py': 'x = 1\n'})
+    start = _commit(repo, 'start', {'steps/step01.py': 'x = 1\n'})
     one = _commit(repo, 'more', {'steps/step01.py': 'x = 2\n'})
-    _commit(repo, 'next', {'steps/step02.py': 'y = 1\n'})
+    nxt = _commit(repo, 'next', {'steps/step02.py': 'y = 1\n'})
     two = _commit(repo, 'tidy', {'README': 'r'})
     mapped, found = _mapped(repo, tmp_path)
     assert mapped == {1: (one, 'file'), 2: (two, 'file')}
-    assert {f.detail for f in found} == {'adds steps/step01.py', 'adds steps/step02.py'}
+    # neither commit adds its file: each holds it, and says which commit added it
+    assert {f.detail for f in found} == {'holds steps/step01.py (added in {})'.format(start[:10]),
+                                         'holds steps/step02.py (added in {})'.format(nxt[:10])}
 
 
 def test_branches_and_tags_win_over_messages_and_a_map_file_over_all(repo, tmp_path):
@@ -166,7 +168,7 @@ def test_the_learners_git_configuration_never_runs(repo, tmp_path):
     hook.write_text('#!/bin/sh\ntouch {}\n'.format(marker))
     hook.chmod(0o755)
     r = Repo(str(repo), tmp_path / 'scratch')
-    assert r.extract(sha, tmp_path / 'tree') == []
+    assert r.extract(sha, tmp_path / 'tree') == {}
     assert (tmp_path / 'tree' / 'dezero' / '__init__.py').read_text() == 'x = 1\n'
     r.diff(sha, sha, ['dezero'])
     assert not marker.exists()
@@ -191,11 +193,76 @@ def test_classroom_folders_are_the_repositories_in_it(repo, tmp_path):
 
 def test_a_commit_whose_repository_lacks_a_blob_is_still_read(repo, tmp_path):
     """A mirror without its largest files: the others are written, the lacking one named."""
-    sha = _commit(repo, 'Done step23', {'dezero/__init__.py': 'x = 1\n', 'big.bin': 'B' * 999})
-    blob = _git(repo, 'rev-parse', sha + ':big.bin')
+    sha = _commit(repo, 'Done step23', {'dezero/__init__.py': 'x = 1\n', 'dezero/big.bin': 'B' * 999})
+    blob = _git(repo, 'rev-parse', sha + ':dezero/big.bin')
     clone = tmp_path / 'clone'
     shutil.copytree(repo, clone)
     (clone / '.git' / 'objects' / blob[:2] / blob[2:]).unlink()   # a loose object, as committed
     r = Repo(str(clone), tmp_path / 'scratch')
-    assert r.extract(sha, tmp_path / 'tree') == ['big.bin']
+    assert r.extract(sha, tmp_path / 'tree') == {'dezero/big.bin': 'missing'}
     assert (tmp_path / 'tree' / 'dezero' / '__init__.py').is_file()
+
+
+def test_a_step_file_deleted_before_the_next_step_maps_to_the_last_commit_holding_it(repo, tmp_path):
+    """step31.py added, deleted two commits later, step33.py after: step 31 was mapped to the
+    commit before step33.py, which neither adds nor holds step31.py, as "adds steps/step31.py"."""
+    package = {'dezero/__init__.py': '', 'dezero/core.py': 'x = 1\n'}
+    adds = _commit(repo, 'update', dict(package, **{'steps/step31.py': '# No code\n'}))
+    _commit(repo, 'update', remove=['steps/step31.py'])
+    _commit(repo, 'update', {'dezero/core.py': 'x = 2\n'})
+    _commit(repo, 'update', {'steps/step33.py': 'import dezero\n'})
+    mapped, found = _mapped(repo, tmp_path)
+    assert mapped[31] == (adds, 'file')
+    assert [f.detail for f in found if f.step == 31] == ['adds steps/step31.py']
+
+
+def test_a_message_whose_commits_hold_no_step_file_maps_nothing(repo, tmp_path):
+    """The commit named "step 01~03" holds step-01.py (a name grading does not read): it is
+    not step 1's commit; the commit that renames the files to step01.py is, by its files. A
+    message's commit is chosen only when it holds the step's file, and the refused evidence
+    says why."""
+    _commit(repo, 'step 01~03', {'steps/step-0{}.py'.format(n): 'x = {}\n'.format(n)
+                                 for n in (1, 2, 3)})
+    renamed = _commit(repo, 'rename', {'steps/step0{}.py'.format(n): 'x = {}\n'.format(n)
+                                       for n in (1, 2, 3)},
+                      remove=['steps/step-0{}.py'.format(n) for n in (1, 2, 3)])
+    later = _commit(repo, 'Done step 4', {'steps/step04.py': 'x = 4\n'})
+    mapped, found = _mapped(repo, tmp_path)
+    assert mapped == {1: (renamed, 'file'), 2: (renamed, 'file'), 3: (renamed, 'file'),
+                      4: (later, 'message')}
+    refused = {f.step: f.refused for f in found if f.refused}
+    assert set(refused) == {1, 2, 3}
+    assert 'none of them holds step01.py' in refused[1]
+
+
+def test_a_message_maps_to_the_last_of_its_commits_that_holds_the_package(repo, tmp_path):
+    """The last commit naming step 23 moved the package out of dezero/: the step is the
+    commit before, which holds it (it was the last one, graded "no-entry")."""
+    holds = _commit(repo, 'Done step23', {'dezero/__init__.py': ''})
+    _commit(repo, 'step 23: code moved to mylib', {'mylib/__init__.py': ''},
+            remove=['dezero/__init__.py'])
+    mapped, found = _mapped(repo, tmp_path)
+    assert mapped[23] == (holds, 'message')
+
+
+def test_rows_are_in_commit_order_and_say_when_steps_share_a_commit(repo, tmp_path, monkeypatch):
+    """Steps 1 and 2 share their commit; the learner did step 4 before step 3: the timeline
+    runs in commit order (it ran in step order) and says which steps share a commit."""
+    from gitcraft import canned_grading
+    from grader import run, schema
+    from grader.sandbox import Limits
+    both = _commit(repo, 'first steps', {'steps/step01.py': 'x = 1\n', 'steps/step02.py': 'x = 2\n'})
+    four = _commit(repo, 'Done step4', {'steps/step04.py': 'x = 4\n'})
+    three = _commit(repo, 'Done step3', {'steps/step03.py': 'x = 3\n'})
+    canned_grading(monkeypatch)
+    result = history.grade_history(str(repo), tmp_path / 'out', run.Options(
+        device='sim', limits=Limits.with_options(sandbox='basic')), jobs=1,
+        stream=open(os.devnull, 'w'))
+    doc = result.document
+    assert schema.errors('history', doc) == []
+    assert [(r['step'], r['commit']) for r in doc['steps']] == [
+        (1, both), (2, both), (4, four), (3, three)]
+    assert [r.get('same_commit_as') for r in doc['steps']] == [[2], [1], None, None]
+    text = history.render(doc)
+    assert text.count('[steps 1, 2 share this commit]') == 1
+    assert text.index('  4  ') < text.index('  3  ')

@@ -123,30 +123,24 @@ def _judge_expectation(report, exp, tol):
     try:
         found = resolve(report, path)
     except Raised as r:
-        return Finding('failed', '{}: {} raised {}: {}{}'.format(
-            exp['message'], r.path.split('.')[0], r.info.get('raised'), r.info.get('message', ''),
-            _at(r.info)),
-            evidence={'path': path, 'raised': r.info.get('raised'),
-                      'exception_message': r.info.get('message', ''),
-                      'where': r.info.get('where', '')},
-            hint=exp.get('hint', ''), case=exp.get('case', path))
+        return _raised_finding(exp, path, r)
     except (KeyError, IndexError, TypeError):
         return _nothing(report, exp, path)
-    if 'other' in exp:   # compare with another path of the same report
-        expected_values = resolve(report, exp['other'])
-    else:
-        expected_values = [exp.get('value')] * len(found)
     if not found:
         return _nothing(report, exp, path)
-    bad = []
-    for a, b in zip(found, expected_values):
-        t = tol
-        if op == 'close':   # the lower precision of the two sides decides
-            pa, pb = _plain(a), _plain(b)
-            t = tolerance_for(pa.dtype if isinstance(pa, np.ndarray) else np.float64, tol,
-                              pb.dtype if isinstance(pb, np.ndarray) else np.float64)
-        if not OPS[op](a, _plain(b), t):
-            bad.append((a, b))
+    # Resolving the other side and comparing are part of judging what the learner's code gave:
+    # a value of an unexpected kind there fails this expectation; it never escapes the judge.
+    try:
+        bad = _mismatches(report, exp, found, tol)
+    except Raised as r:
+        return _raised_finding(exp, path, r)
+    except (KeyError, IndexError):
+        return _nothing(report, exp, exp.get('other', path))
+    except Exception as e:
+        return Finding('failed', '{}: the value reported at {} cannot be compared ({}: {})'.format(
+            exp.get('failure', 'expected: ' + exp['message']), path, type(e).__name__,
+            str(e)[:200]), evidence={'path': path, 'op': op, 'found': _shown(found[0])},
+            hint=exp.get('hint', ''), case=exp.get('case', path))
     ok = not bad
     evidence = {'path': path, 'op': op}
     because = ''
@@ -162,6 +156,44 @@ def _judge_expectation(report, exp, tol):
                    exp.get('failure', 'expected: ' + exp['message']) + because,
                    evidence=evidence, hint='' if ok else exp.get('hint', ''),
                    case=exp.get('case', path))
+
+
+def _raised_finding(exp, path, r):
+    return Finding('failed', '{}: {} raised {}: {}{}'.format(
+        exp['message'], r.path.split('.')[0], r.info.get('raised'), r.info.get('message', ''),
+        _at(r.info)),
+        evidence={'path': path, 'raised': r.info.get('raised'),
+                  'exception_message': r.info.get('message', ''),
+                  'where': r.info.get('where', '')},
+        hint=exp.get('hint', ''), case=exp.get('case', path))
+
+
+def _mismatches(report, exp, found, tol):
+    """(found, expected) pairs where the expectation does not hold."""
+    op = exp['op']
+    if 'other' in exp:   # compare with another path of the same report
+        expected_values = resolve(report, exp['other'])
+        if len(expected_values) != len(found):
+            raise KeyError(exp['other'])
+    else:
+        expected_values = [exp.get('value')] * len(found)
+    bad = []
+    for a, b in zip(found, expected_values):
+        t = tol
+        if op == 'close':   # the lower precision of the two sides decides
+            pa, pb = _plain(a), _plain(b)
+            t = tolerance_for(pa.dtype if isinstance(pa, np.ndarray) else np.float64, tol,
+                              pb.dtype if isinstance(pb, np.ndarray) else np.float64)
+        if not OPS[op](a, _plain(b), t):
+            bad.append((a, b))
+    return bad
+
+
+def _shown(v):
+    try:
+        return _show(v)
+    except Exception:
+        return type(v).__name__
 
 
 def _nothing(report, exp, path):

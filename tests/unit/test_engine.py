@@ -102,6 +102,23 @@ def test_expectations_pass_and_fail_with_evidence():
     assert missing.status == 'failed' and 'nothing was reported' in missing.message
 
 
+def test_an_expectations_comparison_never_escapes_the_judge():
+    # what the learner's code reported decides these; none may crash the judge (a grader-error)
+    report = {'value': Array(np.array([1.0]), 'cpu'), 'expected': {'raised': 'TypeError',
+                                                                   'message': 'only 0-dimensional'},
+              'n': None, 'pair': [1.0, 2.0], 'one': [1.0], 'label': 'cat'}
+    other_raised = _judge_expectation(report, exp(path='value', op='close', other='expected'), {})
+    assert other_raised.status == 'failed' and 'only 0-dimensional' in other_raised.message
+    other_missing = _judge_expectation(report, exp(path='value', op='close', other='nowhere'), {})
+    assert other_missing.status == 'failed' and 'nowhere' in other_missing.message
+    uneven = _judge_expectation(report, exp(path='pair[*]', op='close', other='one[*]'), {})
+    assert uneven.status == 'failed'
+    for op, path, value in (('ge', 'n', 1.0), ('len', 'n', 2), ('in', 'label', 3),
+                            ('close', 'label', 1.0)):
+        got = _judge_expectation(report, exp(path=path, op=op, value=value), {})
+        assert got.status == 'failed' and 'cannot be compared' in got.message, (op, got)
+
+
 def test_compare_reports_error_measures_and_patterns():
     e = np.array([1.0, -2.0, 3.0])
     ok = cmp.compare(e + 1e-12, e, rtol=1e-7, atol=1e-9)

@@ -23,6 +23,28 @@ _asarray = np.asarray
 MISSING = object()
 
 
+def scalar(a):
+    """The one number an array holds, as a Python float, whatever its shape: a loss of shape
+    (1,) as well as the book's 0-d one. `float()` of an array with a dimension is what NumPy 2
+    refuses and NumPy 1.x allowed; this gives the same on both. An array of any other size (or
+    something that is not an array of numbers) raises TypeError."""
+    a = _asarray(a)
+    if a.size != 1:
+        raise TypeError('expected a single number, found an array of shape {}'.format(
+            tuple(a.shape)))
+    return float(a.reshape(-1)[0])
+
+
+def integer(a):
+    """The one whole number an array (or a number) holds, as a Python int, whatever its shape:
+    a label of shape (1,) as well as a 0-d one (`scalar`'s rule). A fractional value raises
+    TypeError rather than being cut to an int."""
+    value = scalar(a)
+    if not value.is_integer():
+        raise TypeError('expected a whole number, found {!r}'.format(value))
+    return int(value)
+
+
 def _near(obj, name):
     """A hint naming what the submission has instead of a missing name (`Var` for `Variable`)."""
     try:
@@ -136,6 +158,10 @@ class Ctx:
         if isinstance(a, (int, float, bool, np.generic)):
             return _asarray(a)
         raise TypeError('expected an array, found {}'.format(type(a).__name__))
+
+    def scalar(self, a):
+        """The single number of an array or Variable (on either device) as a float (`scalar`)."""
+        return scalar(self.host(a))
 
     def export(self, a):
         """An array (or Variable) as it should cross the boundary: host values plus its device.

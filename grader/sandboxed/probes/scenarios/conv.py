@@ -245,7 +245,7 @@ def training_follows(ctx, steps_before, steps_after):
             model.cleargrads()
             loss.backward()
             opt.update()
-            losses.append(float(ctx.host(loss)))
+            losses.append(ctx.scalar(loss))
         return {'losses': losses, 'params': sorted(ctx.device_of(p.data)
                                                    for p in model.params())}
     res = {}

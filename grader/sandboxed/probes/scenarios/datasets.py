@@ -12,6 +12,7 @@ import struct
 
 import numpy as np
 
+from grader.sandboxed.probes.context import integer
 from grader.sandboxed.probes.registry import scenario
 from grader.sandboxed.probes.scenarios.single_file import phase
 from grader.sandboxed.probes.scenarios.fn_before_core import export
@@ -60,7 +61,7 @@ def spiral_training(ctx, epochs, batch, lr, hidden):
             model.cleargrads()
             loss.backward()
             opt.update()
-            total += float(ctx.host(loss)) * len(idx)
+            total += ctx.scalar(loss) * len(idx)
         averages.append(total / n)
     return {'first': averages[0], 'last': averages[-1], 'ratio': averages[-1] / averages[0]}
 
@@ -89,14 +90,14 @@ def dataset(ctx, n):
         ds = Labelled()
         x, t = ds[n - 1]
         return {'len': len(ds), 'x': export(ctx, np.asarray(x)), 'x_expected': data[n - 1],
-                't': int(t), 't_expected': int(label[n - 1])}
+                't': integer(t), 't_expected': int(label[n - 1])}
     phase(res, 'plain', plain)
 
     def transformed():
         ds = Labelled(transform=lambda x: x * 10.0, target_transform=lambda t: t + 100)
         x, t = ds[1]
         return {'x': export(ctx, np.asarray(x)), 'x_expected': data[1] * 10.0,
-                't': int(t), 't_expected': int(label[1]) + 100}
+                't': integer(t), 't_expected': int(label[1]) + 100}
     phase(res, 'transformed', transformed)
 
     def unlabelled():
@@ -177,7 +178,7 @@ def mnist(ctx, train_size, test_size):
         x = np.asarray(x)
         return {'len': len(ds), 'shape': list(x.shape), 'dtype': str(x.dtype),
                 'x': export(ctx, x), 'x_expected': images[3].reshape(784).astype(np.float32) / 255.0,
-                'label': int(t), 'label_expected': int(labels[3])}
+                'label': integer(t), 'label_expected': int(labels[3])}
     phase(res, 'default', default)
     phase(res, 'test_len', lambda: len(MNIST(train=False)))
 

@@ -149,7 +149,7 @@ def _train(ctx, model_on_gpu, steps, optimizer, lr):
         model.cleargrads()
         loss.backward()
         opt.update()
-        losses.append(float(ctx.host(loss)))
+        losses.append(ctx.scalar(loss))
     return losses
 
 
@@ -179,7 +179,7 @@ def optimizer_follows(ctx, optimizer, lr, steps_before, steps_after):
         model.cleargrads()
         loss.backward()
         opt.update()
-        return float(ctx.host(loss))
+        return ctx.scalar(loss)
 
     res = {}
     phase(res, 'host_steps', lambda: [step(x, t) for _ in range(steps_before)])

@@ -241,7 +241,7 @@ def higher_order(ctx, value, order):
         derivs = []
         for _ in range(order):
             gx = x.grad
-            derivs.append(float(ctx.host(gx)))
+            derivs.append(ctx.scalar(gx))
             x.cleargrad()
             gx.backward(create_graph=True)
         results[name] = derivs

@@ -6,6 +6,7 @@ ndarray, or the full core, where it is a Variable): `grad_data` reads both.
 """
 import numpy as np
 
+from grader.sandboxed.probes.context import scalar
 from grader.sandboxed.probes.registry import scenario
 from grader.sandboxed.probes.scenarios.single_file import phase
 from grader.sandboxed.probes.scenarios.fn_before_core import EXPRESSIONS, export
@@ -72,7 +73,7 @@ def newton(ctx, iters, start, second='manual'):
         x = V(_array(float(start)))
         seen = []
         for _ in range(iters):
-            seen.append(float(np.asarray(x.data)))
+            seen.append(scalar(x.data))
             gx, gx2 = derivatives(x)
             x.data = x.data - gx / gx2
         return seen
@@ -148,7 +149,7 @@ def higher_order(ctx, fns, order):
             derivs, sizes = [], []
             for _ in range(order):
                 gx = x.grad
-                derivs.append(float(np.asarray(grad_data(ctx, gx))))
+                derivs.append(scalar(grad_data(ctx, gx)))
                 sizes.append(count_functions(gx))
                 x.cleargrad()
                 gx.backward(create_graph=True)

@@ -227,7 +227,7 @@ def dropout_model_follows(ctx, hidden, out, batch, steps_before, steps_after):
         model.cleargrads()
         loss.backward()
         opt.update()
-        return float(ctx.host(loss))
+        return ctx.scalar(loss)
     res = {}
     try:
         phase(res, 'host_steps', lambda: [step(x, t) for _ in range(steps_before)])

@@ -126,7 +126,7 @@ def linear_regression(ctx, n, iters, lr):
         loss.backward()
         W.data -= lr * W.grad.data
         b.data -= lr * b.grad.data
-        losses.append(float(ctx.host(loss)))
+        losses.append(ctx.scalar(loss))
     return {'W': export(ctx, W), 'b': export(ctx, b), 'losses': losses[::10] + losses[-1:]}
 
 
@@ -152,7 +152,7 @@ def nn_fit(ctx, n, hidden, iters, lr):
         loss.backward()
         for p in params:
             p.data -= lr * p.grad.data
-        losses.append(float(ctx.host(loss)))
+        losses.append(ctx.scalar(loss))
     return {'losses': losses[::5] + losses[-1:], 'params': [export(ctx, p) for p in params]}
 
 

@@ -300,7 +300,7 @@ def through_time(ctx, kind, hidden, in_size, batch, steps):
 
         def loss_of():
             layer.reset_state()
-            return float(ctx.host(_window_loss(ctx, layer, xs, ws)))
+            return ctx.scalar(_window_loss(ctx, layer, xs, ws))
         pairs = _numeric_vs_analytic(ctx, loss_of, _places(ctx, layer),
                                      [('x{}'.format(t), x) for t, x in enumerate(xs)])
         return {'why': _WHY, 'gradients': pairs}
@@ -346,11 +346,11 @@ def bptt(ctx, kind, hidden, in_size, out, batch, window, windows):
                     'c_cut': c is None if kind == 'rnn' else (c is not None
                                                               and c.creator is None)})
                 if rs is None:
-                    res['numbers'].append({'loss': float(ctx.host(loss)), 'finite': all(
+                    res['numbers'].append({'loss': ctx.scalar(loss), 'finite': all(
                         p.grad is not None and bool(np.all(np.isfinite(ctx.host(p.grad))))
                         for p in model.params())})
                 else:
-                    res['numbers'].append({'loss': float(ctx.host(loss)),
+                    res['numbers'].append({'loss': ctx.scalar(loss),
                                            'grads': role_grads(ctx, model, rs)})
         sizes = [s['size'] for s in res['structure']]
         return {'sizes': sizes, 'growth': sizes[-1] - sizes[1] if len(sizes) > 2 else 0}
@@ -373,7 +373,7 @@ def _bptt_unreferenced(ctx, model, xs, window, out, first_window, res):
         for t in range(window):
             loss += F.mean_squared_error(model(ctx.to_device(xs[t])),
                                          ctx.to_device(xs[t + 1][:, :out]))
-        return float(ctx.host(loss))
+        return ctx.scalar(loss)
 
     held = [(place, _Proxy(p, first_window['grads'].get(place)))
             for place, p in _places(ctx, model)]

@@ -323,7 +323,8 @@ def _compatibility(card: Scorecard, limit=12):
     if not found:
         return []
     out = ['', 'compatibility findings: graded in the book\'s 2020 environment (not failures; '
-           'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break:']
+           'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break; '
+           'an import of a module this machine lacks counts only where it is used:']
     for f in found[:limit]:
         since = ' ({})'.format(f.since) if f.since else ''
         out.append('  ! {} at {}: {}{}'.format(f.api, f.where, f.message, since))

@@ -46,3 +46,60 @@ def test_a_loss_of_shape_1_is_one_number_to_the_grader(tmp_path):
     bad = failing(doc)
     assert 'step42/regression' not in bad, bad.get('step42/regression')
     assert set(bad) <= {'step42/mse', 'step42/mse_vector'}, sorted(bad)
+
+
+# -- third-party modules this machine lacks ---------------------------------------------------
+
+NOT_INSTALLED = 'memory_profiler'   # a learner's profiler: not a dependency of the grader
+
+
+def with_import(tmp_path, name, header, body=None):
+    """The reference package with `header` at the top of functions.py (after its imports) and, with
+    `body`, mean_squared_error starting with it."""
+    top, dz = package(tmp_path, name)
+    edit(dz / 'functions.py', '\nimport numpy as np\n', '\nimport numpy as np\n' + header)
+    if body:
+        edit(dz / 'functions.py', 'def mean_squared_error(x0, x1):\n',
+             'def mean_squared_error(x0, x1):\n' + body)
+    return top
+
+
+def line_of(top, text):
+    lines = (top / 'dezero' / 'functions.py').read_text(encoding='utf-8').splitlines()
+    return lines.index(text) + 1
+
+
+def test_an_unused_missing_import_is_accepted_with_a_finding(tmp_path):
+    import importlib.util
+    assert importlib.util.find_spec(NOT_INSTALLED) is None
+    top = with_import(tmp_path, 'unused', 'from memory_profiler import profile\n')
+    doc = grade(top, 42)
+    assert doc['verdict'] == 'accept', failing(doc)
+    line = line_of(top, 'from memory_profiler import profile')
+    assert doc['compatibility'] == [dict(
+        doc['compatibility'][0], api=NOT_INSTALLED, where='dezero/functions.py:{}'.format(line),
+        message='memory_profiler imported at dezero/functions.py:{} but not installed; unused, so not '
+                'counted'.format(line))]
+
+
+def test_a_used_missing_import_fails_the_checks_that_reach_it(tmp_path):
+    top = with_import(tmp_path, 'used', 'import memory_profiler\n',
+                      body='    memory_profiler.memory_usage()\n')
+    doc = grade(top, 42)
+    assert doc['verdict'] == 'reject'
+    bad = failing(doc)
+    assert set(bad) == {'step42/mse', 'step42/mse_vector', 'step42/regression'}, sorted(bad)
+    assert all("No module named 'memory_profiler'" in c['message'] for c in bad.values())
+    assert 'memory_usage is used here' in bad['step42/mse']['message']
+    finding, = doc['compatibility']
+    assert 'used at dezero/functions.py:' in finding['message']
+
+
+def test_a_guarded_missing_import_runs_as_the_learner_wrote_it(tmp_path):
+    top = with_import(tmp_path, 'guarded', 'try:\n    import memory_profiler\nexcept ImportError:\n'
+                      '    memory_profiler = None\n',
+                      body='    if memory_profiler is not None:\n'
+                           '        raise RuntimeError("the guard saw a module")\n')
+    doc = grade(top, 42)
+    assert doc['verdict'] == 'accept', failing(doc)
+    assert doc['compatibility'] == []

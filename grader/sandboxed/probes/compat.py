@@ -187,6 +187,17 @@ def record(drift: Drift, where: str) -> None:
                         'since': drift.since, 'fix': drift.fix, 'count': 1})
 
 
+def note(api: str, where: str, message: str, since: str, fix: str) -> dict:
+    """The finding of (api, where), made on first use (count 1); the caller may update it (the
+    stand-ins of missing modules say later whether the module was used)."""
+    key = (api, where)
+    if key not in _S.index:
+        _S.index[key] = len(_S.findings)
+        _S.findings.append({'api': api, 'where': where, 'message': message, 'since': since,
+                            'fix': fix, 'count': 1})
+    return _S.findings[_S.index[key]]
+
+
 def findings() -> list:
     return [dict(f) for f in _S.findings]
 

@@ -21,7 +21,7 @@ import time
 import types
 
 from grader import wire
-from grader.sandboxed.probes import SCENARIOS, compat, stepfile
+from grader.sandboxed.probes import SCENARIOS, compat, standins, stepfile
 from grader.sandboxed.probes.context import Api, Ctx
 import grader.sandboxed.probes.scenarios  # noqa: F401  (fills SCENARIOS)
 
@@ -124,6 +124,9 @@ def setup(msg):
         sys.meta_path.insert(0, _BlockReference())
         # the learner's code runs in the chosen era (the reference is the same in either)
         compat.install(era, os.getcwd(), cupy=xp_device if device_mode == 'cuda' else None)
+        # a third-party module the learner's code imports and this machine lacks: a stand-in
+        standins.install(folders=(os.getcwd(), os.path.dirname(os.path.abspath(entry['path']))),
+                         own=(entry['module'],))
 
     _state['pristine'] = _fingerprint() if entry['kind'] != 'reference' else None
     verify = _verify

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import wire
+from grader.checks.environment import NO_CUPY   # its pseudo-probe, answered here
 from grader.errors import GraderError, WorkerFailure
 from grader.failure_words import (PLACE, RUNNING, SAME_TIMEOUT, TAMPERED, WHOLE_RUN, explain,
                                   same_timeout_after, setup_failure)
@@ -68,6 +69,9 @@ class WorkerRun:
     findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
     output_tail: str = ''
     claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
+    # the learner's first import, without CuPy: {'gpu_flag': ...} from its setup, or
+    # {'failure': SetupFailure} when the code imports only where CuPy is (None: not tried)
+    cupyless: dict | None = None
 
 
 def reference_target() -> Target:
@@ -116,13 +120,14 @@ class _Session:
     failing under it), the answer (a value, or the code's error). Each failure kind has a method
     of its own; a `SetupFailure` it returns ends the whole side."""
 
-    def __init__(self, target, device_mode, limits, era):
+    def __init__(self, target, device_mode, limits, era, deadline=None):
         self.target, self.device_mode, self.limits, self.era = target, device_mode, limits, era
         self.worker = None
         self.setup_info = None
         self._findings = {}
         self.output_tail = ''
-        self.deadline = time.monotonic() + limits.total_s
+        # one time budget for the whole side, however many sessions it takes
+        self.deadline = time.monotonic() + limits.total_s if deadline is None else deadline
         self.learner = target.entry.get('kind') != 'reference'
         self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
         # where the learner's code ran out of time: (file, function) -> file:line, first first
@@ -313,8 +318,10 @@ def _setup_shaped(info) -> bool:
     """What `grader.sandboxed.probes.handlers.setup` answers: a flat report of plain values."""
     if not isinstance(info, dict) or not isinstance(info.get('import_s'), (int, float)):
         return False
+    flag = info.get('gpu_flag', ())
     return isinstance(info.get('gpu_enable'), bool) and isinstance(info.get('scenarios'), list) \
-        and all(isinstance(n, str) for n in info['scenarios'])
+        and all(isinstance(n, str) for n in info['scenarios']) \
+        and (flag is None or isinstance(flag, (bool, str)))
 
 
 def _same_timeout(probe, error, limits, duration) -> Observation:
@@ -340,11 +347,54 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     """Observe one side: every probe's `Observation`, in one worker restarted after failures.
     A learner's worker that answers what the grader's own never does ends the side with a
     `tampered` failure; a skip it claims is kept in `claimed_skips`, for `believe_skips` to decide
-    once the reference is observed too."""
-    session = _Session(target, device_mode, limits, era)
-    failure = session.begin('importing your code')
+    once the reference is observed too.
+
+    The learner's code is imported first as the book's readers run it, with no CuPy at all; the
+    host probes run in that worker, the device probes (`device == 'gpu'`) in a second one that
+    has the device. Code that imports only where CuPy is gets every probe answered with the
+    device, and `cupyless` says why the first import failed (`grader.checks.environment`)."""
+    own = [p for p in probes if p.scenario == NO_CUPY]
+    probes = [p for p in probes if p.scenario != NO_CUPY]
+    if target.entry.get('kind') == 'reference':
+        return _observe_in(_Session(target, device_mode, limits, era), probes, progress)
+    host = _Session(target, 'cpu', limits, era)
+    failure = host.begin('importing your code')
     if failure is not None:
-        return WorkerRun({}, None, failure, (), failure.output_tail)
+        if device_mode == 'cpu' or failure.code != 'import-error':
+            return WorkerRun({}, None, failure, (), failure.output_tail)
+        # it imports only where CuPy is, perhaps: everything else is graded with the device
+        run = _observe_in(_Session(target, device_mode, limits, era, host.deadline), probes,
+                          progress)
+        return _answer_own(run, own, {'failure': failure})
+    cupyless = {'gpu_flag': host.setup_info.get('gpu_flag')}
+    on_device = [p for p in probes if p.device == 'gpu' and device_mode != 'cpu']
+    run = _observe_in(host, [p for p in probes if p not in on_device], progress, started=True)
+    if run.failure is not None or not on_device:
+        return _answer_own(run, own, cupyless)
+    more = _observe_in(_Session(target, device_mode, limits, era, host.deadline), on_device,
+                       progress)
+    if more.failure is not None and more.failure.code == 'tampered':
+        return more
+    if more.failure is not None:
+        # imports without CuPy but not with it: the device probes fail with that error
+        error = LearnerError('ImportError', 'importing your code where CuPy is failed: {}'.format(
+            more.failure.message), kind='worker')
+        more = WorkerRun({p: Observation(p, error=error) for p in on_device}, None, None, (),
+                         more.output_tail)
+    merged = dataclasses.replace(
+        run, observations={**run.observations, **more.observations},
+        findings=_merge_findings(run.findings + more.findings),
+        output_tail=more.output_tail or run.output_tail,
+        claimed_skips=run.claimed_skips + more.claimed_skips)
+    return _answer_own(merged, own, cupyless)
+
+
+def _observe_in(session, probes, progress, started=False) -> WorkerRun:
+    """`probes` through one session (begun here unless `started`)."""
+    if not started:
+        failure = session.begin('importing your code')
+        if failure is not None:
+            return WorkerRun({}, None, failure, (), failure.output_tail)
     observations, claims = {}, []
     try:
         for probe in probes:
@@ -361,6 +411,32 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     finally:
         tail = session.close()
     return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims))
+
+
+
+
+
+def _answer_own(run: WorkerRun, own, cupyless) -> WorkerRun:
+    """The side's run with what this module answers itself: the first import, without CuPy."""
+    if run.failure is not None:
+        return run
+    observations = dict(run.observations)
+    for probe in own:
+        failure = cupyless.get('failure')
+        observations[probe] = Observation(probe, value={'gpu_flag': cupyless.get('gpu_flag')}) \
+            if failure is None else Observation(probe, error=LearnerError(
+                'ImportError', failure.message, kind='exception'))
+    return dataclasses.replace(run, observations=observations, cupyless=cupyless)
+
+
+def _merge_findings(findings) -> tuple:
+    """One compatibility finding per (api, where), the highest count kept."""
+    out = {}
+    for f in findings:
+        key = (f['api'], f['where'])
+        if key not in out or out[key]['count'] < f['count']:
+            out[key] = f
+    return tuple(out.values())
 
 
 def _skipped(observation) -> bool:

@@ -64,8 +64,10 @@ def _has_notebooks(folder):
 
 def _find_use(step, check_id):
     from grader import assignments
-    own, regression = assignments.with_regression(assignments.load(step))
-    for use in list(own) + list(regression):
+    from grader.checks import environment
+    assignment = assignments.load(step)
+    own, regression = assignments.with_regression(assignment)
+    for use in list(own) + list(environment.uses_for(assignment)) + list(regression):
         if use.id == check_id:
             return use
     return None
@@ -146,6 +148,9 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     sys.path.insert(0, str(root / entry.sys_path_dir))
     from grader.sandboxed import worker   # after chdir: it names files relative to the current folder
     from grader.sandboxed.probes import handlers
+    from grader.checks.environment import NO_CUPY
+    if any(p.scenario == NO_CUPY for p in plan.learner):
+        device = 'cpu'   # the check is the import itself, on a machine without CuPy
     try:
         handlers.setup({'entry': {'kind': entry.kind, 'module': entry.module,
                                   'path': str(root / entry.path)},
@@ -158,7 +163,9 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
         return REPRODUCES
     learner = {}
     for probe in plan.learner:
-        learner[probe] = _observe(probe, handlers, worker, wire, timeout, Observation)
+        learner[probe] = Observation(probe, value={'gpu_flag': handlers._gpu_flag(
+            handlers._state['api'])}) if probe.scenario == NO_CUPY else \
+            _observe(probe, handlers, worker, wire, timeout, Observation)
     findings = definition.judge(JudgeInput(
         params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=plan,
         learner=learner, reference={p: reference[p] for p in plan.reference}))

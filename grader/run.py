@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
-from grader.checks import CHECKS, JudgeInput
+from grader.checks import CHECKS, JudgeInput, environment
 from grader.contracts.shapes import conformance
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
@@ -203,6 +203,7 @@ class Work:
 def plan(assignment, seed: int, only=()) -> Work:
     """Every check of the step and of its regression steps → the probes to run."""
     own, regression = assignments.with_regression(assignment)
+    own = tuple(own) + environment.uses_for(assignment)   # of every grading, never a regression
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]

@@ -103,3 +103,73 @@ def test_a_guarded_missing_import_runs_as_the_learner_wrote_it(tmp_path):
     doc = grade(top, 42)
     assert doc['verdict'] == 'accept', failing(doc)
     assert doc['compatibility'] == []
+
+
+# -- CuPy: imported first without it, as the book's readers run the code ------------------------
+
+def test_an_unguarded_cupy_import_fails_the_import_check_before_step_52(tmp_path):
+    top, dz = package(tmp_path, 'needs_cupy')
+    edit(dz / 'core.py', '\nimport numpy as np\n', '\nimport numpy as np\nimport cupy as cp\n')
+    doc = grade(top, 40)
+    assert doc['verdict'] == 'reject', doc['reason']
+    bad = failing(doc)
+    assert list(bad) == ['step40/no_cupy'], sorted(bad)   # the rest is graded with the device
+    message = bad['step40/no_cupy']['message']
+    assert 'cannot be imported on a machine without CuPy' in message
+    assert "No module named 'cupy'" in message and 'dezero/core.py' in message
+    assert 'try: import cupy' in bad['step40/no_cupy']['hint']
+    # without a device at all, such code cannot be graded
+    assert grade(top, 40, device='cpu')['verdict'] == 'invalid'
+
+
+def test_a_guarded_cupy_import_is_accepted_before_step_52(tmp_path):
+    top, dz = package(tmp_path, 'guarded_cupy')
+    edit(dz / 'core.py', '\nimport numpy as np\n',
+         '\nimport numpy as np\ntry:\n    import cupy as cp\nexcept ImportError:\n    cp = None\n')
+    doc = grade(top, 40)
+    assert doc['verdict'] == 'accept', failing(doc)
+    check = {c['id']: c for c in doc['checks']}['step40/no_cupy']
+    assert check['status'] == 'passed' and check['points'] == 0
+
+
+def test_a_cupy_annotation_evaluated_at_import_fails_at_step_52(tmp_path):
+    top, dz = package(tmp_path, 'annotated')
+    edit(dz / 'cuda.py', '\ndef _unwrap(x):\n',
+         '\ndef as_device(x) -> cupy.ndarray:\n    return cupy.asarray(x)\n\n\ndef _unwrap(x):\n')
+    doc = grade(top, 52)
+    assert doc['verdict'] == 'reject', doc['reason']
+    bad = failing(doc)
+    assert list(bad) == ['step52/no_cupy'], sorted(bad)
+    assert "has no attribute 'ndarray'" in bad['step52/no_cupy']['message']
+
+
+def test_host_code_that_needs_cupy_fails_the_host_checks_at_step_52(tmp_path):
+    # it imports without CuPy, but every Variable it makes reaches for cupy.ndarray: a reader
+    # without a GPU cannot use it (graded with the simulated CuPy present, everything passed)
+    top, dz = package(tmp_path, 'host_needs_cupy')
+    edit(dz / 'core.py', 'not isinstance(data, cuda.array_types)',
+         'not isinstance(data, (np.ndarray, cuda.cupy.ndarray))')
+    doc = grade(top, 52)
+    assert doc['verdict'] in ('reject', 'rollback'), doc['reason']
+    bad = failing(doc)
+    assert 'step52/no_cupy' not in bad
+    assert 'step52/data.loader' in bad or any(not c.startswith('step52/device') for c in bad)
+    assert any("'NoneType' object has no attribute 'ndarray'" in c['message'] for c in bad.values())
+
+
+def test_gpu_enable_must_be_false_without_cupy_from_step_52(tmp_path):
+    top, dz = package(tmp_path, 'always_gpu')
+    edit(dz / 'cuda.py', '    array_types = (np.ndarray,)\n',
+         '    array_types = (np.ndarray,)\ngpu_enable = bool(gpu_enable) or cupy is None\n')
+    doc = grade(top, 52)
+    bad = failing(doc)
+    assert 'step52/no_cupy' in bad, sorted(bad)
+    assert 'gpu_enable is True on a machine without CuPy' in bad['step52/no_cupy']['message']
+
+
+def test_the_reference_imports_without_cupy_at_every_stage():
+    for step in (9, 23, 40, 52, 57):
+        doc = grade(reference.ROOT if step >= 23 else Path(reference.ROOT) / 'steps', step)
+        assert doc['verdict'] == 'accept', (step, failing(doc))
+        check = {c['id']: c for c in doc['checks']}['step{:02d}/no_cupy'.format(step)]
+        assert check['status'] == 'passed'

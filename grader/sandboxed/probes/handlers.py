@@ -96,6 +96,24 @@ class _BlockReference(importlib.abc.MetaPathFinder):
         return None
 
 
+class _NoCupy(importlib.abc.MetaPathFinder):
+    """A machine without CuPy: importing it (or a module of it) raises what Python raises there."""
+    ROOTS = ('cupy', 'cupyx', 'cupy_backends')
+
+    def find_spec(self, fullname, path=None, target=None):
+        root = fullname.partition('.')[0]
+        if root in self.ROOTS:
+            raise ModuleNotFoundError('No module named {!r}'.format(root), name=root)
+        return None
+
+
+def _gpu_flag(api):
+    """What the submission's `cuda.gpu_enable` is, as it is: a bool, None when there is no
+    `cuda` module or no such name, else the name of its type (the trusted side decides)."""
+    value = getattr(api.get('cuda', None), 'gpu_enable', None)
+    return value if value is None or isinstance(value, bool) else type(value).__name__
+
+
 def _exec_single_file(module_name, path):
     """Run a step file as a module (see grader.sandboxed.probes.stepfile): a demo that ends in an error
     keeps the names defined before it, and the error is reported."""
@@ -116,9 +134,11 @@ def setup(msg):
         import cupy
         xp_device = cupy
     else:
-        # Without a device, `import cupy` fails the way it does on a machine without CuPy.
-        sys.modules['cupy'] = None
-        sys.modules['cupyx'] = None
+        # Without a device, `import cupy` fails the way it does on a machine without CuPy (a
+        # real CuPy installed here is hidden too): the book's machine before step 52.
+        for name in [n for n in sys.modules if n.partition('.')[0] in _NoCupy.ROOTS]:
+            del sys.modules[name]
+        sys.meta_path.insert(0, _NoCupy())
 
     if entry['kind'] != 'reference':
         sys.meta_path.insert(0, _BlockReference())
@@ -145,6 +165,7 @@ def setup(msg):
         'findings': _findings(),
         'demo_error': demo_error,
         'gpu_enable': bool(getattr(_state['api'].get('cuda', None), 'gpu_enable', False)),
+        'gpu_flag': _gpu_flag(_state['api']),
         'scenarios': sorted(SCENARIOS),
     })
 

@@ -37,8 +37,9 @@ def say(text: str) -> None:
 def _unknown_checks(only, step):
     """The ids of `--only` that are no check of `step` (its own or a regression check), each with
     the closest ids it may have meant."""
-    own, regression = assignments.with_regression(assignments.load(step))
-    known = [u.id for u in own] + [u.id for u in regression]
+    from grader.run import graded_checks
+    own, regression = graded_checks(assignments.load(step))
+    known = [u.id for u in own + regression]
     return [(name, difflib.get_close_matches(name, known, n=3, cutoff=0.6))
             for name in only if name not in known]
 

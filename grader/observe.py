@@ -425,7 +425,7 @@ def _answer_own(run: WorkerRun, own, cupyless) -> WorkerRun:
         failure = cupyless.get('failure')
         observations[probe] = Observation(probe, value={'gpu_flag': cupyless.get('gpu_flag')}) \
             if failure is None else Observation(probe, error=LearnerError(
-                'ImportError', failure.message, kind='exception'))
+                failure.code, failure.message, kind='exception'))
     return dataclasses.replace(run, observations=observations, cupyless=cupyless)
 
 

@@ -200,10 +200,16 @@ class Work:
     reference_probes: tuple
 
 
+def graded_checks(assignment) -> tuple:
+    """(the step's own checks, with the environment checks of every grading -- which never
+    regress --, the regression checks of the earlier steps)."""
+    own, regression = assignments.with_regression(assignment)
+    return tuple(own) + environment.uses_for(assignment), tuple(regression)
+
+
 def plan(assignment, seed: int, only=()) -> Work:
     """Every check of the step and of its regression steps → the probes to run."""
-    own, regression = assignments.with_regression(assignment)
-    own = tuple(own) + environment.uses_for(assignment)   # of every grading, never a regression
+    own, regression = graded_checks(assignment)
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]

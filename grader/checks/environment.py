@@ -39,8 +39,7 @@ def _judge(inp):
                         'book\'s readers run it{}: {}'.format(
                             ' before step {}'.format(FIRST_GPU_STEP)
                             if not inp.params.get('gpu_module') else '', err.message),
-                        evidence={'exception': err.type, 'where': err.where,
-                                  'traceback': list(err.traceback)[-6:]},
+                        evidence={'import_failure': err.message},
                         hint=HINT_IMPORT)]
     flag = obs.value.get('gpu_flag') if isinstance(obs.value, dict) else 'missing'
     if inp.params.get('gpu_module') and flag is not None and flag is not False:

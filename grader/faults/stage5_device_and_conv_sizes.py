@@ -9,6 +9,15 @@ its own body: its source is copied verbatim into single-fault variants.
 from grader.faults import patch
 
 
+# -- any step: the book's machine has no CuPy -----------------------------------------------------
+@patch('cupy_needed_at_import')
+def cupy_needed_at_import(dz):
+    # an unguarded import, as in a package written on a machine with a GPU: on the book's
+    # machine (no CuPy) the package does not import; where CuPy is, nothing else changes
+    import cupy
+    dz.__dict__.setdefault('_dz_cupy', cupy)
+
+
 # -- step 52: GPU --------------------------------------------------------------------------------
 @patch('gpu_grad_on_host')
 def gpu_grad_on_host(dz):

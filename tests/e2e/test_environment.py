@@ -173,3 +173,17 @@ def test_the_reference_imports_without_cupy_at_every_stage():
         assert doc['verdict'] == 'accept', (step, failing(doc))
         check = {c['id']: c for c in doc['checks']}['step{:02d}/no_cupy'.format(step)]
         assert check['status'] == 'passed'
+
+
+def test_the_import_check_fails_on_the_injected_fault_that_needs_cupy(tmp_path):
+    # the fault library's own variant, in a step file and in a package
+    from grader import faults, load
+    from grader.model import Fault
+    fault = Fault(id='cupy-needed-at-import', step=0, title='unguarded import cupy', tier='book',
+                  hint='', caught_by=(), patch='cupy_needed_at_import')
+    for step, source in ((9, Path(reference.ROOT) / 'steps'), (57, Path(reference.ROOT))):
+        base = load.prepare(source, step, tmp_path / 'base{}'.format(step))
+        variant = faults.inject(base.root, tmp_path / 'v{}'.format(step), fault, base.entry)
+        doc = grade(variant, step)
+        assert doc['verdict'] == 'reject', (step, doc['reason'])
+        assert list(failing(doc)) == ['step{:02d}/no_cupy'.format(step)], sorted(failing(doc))

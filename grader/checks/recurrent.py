@@ -166,17 +166,18 @@ def _judge(inp):
         return early
     args = inp.params.get('args', {})
     seed = inp.plan.learner[0].seed
+    findings = []   # what was judged before a missing value stopped the judge is kept
     try:
         places, values = _parameters(report, what)
-        findings = [_set_values(seed, args['kind'], places, values, what)]
-        return findings + JUDGES[inp.params['scenario']](inp, report, args, seed, places, values,
-                                                         what)
+        findings.append(_set_values(seed, args['kind'], places, values, what))
+        JUDGES[inp.params['scenario']](inp, report, args, seed, places, values, what, findings)
     except Missing as m:
-        return [m.finding]
+        findings.append(m.finding)
+    return _once_per_case(findings)
 
 
 # -- sequence.forward ----------------------------------------------------------------------------
-def _forward(inp, report, args, seed, places, values, what):
+def _forward(inp, report, args, seed, places, values, what, findings):
     kind, H, I, B, T = (args[k] for k in ('kind', 'hidden', 'in_size', 'batch', 'steps'))
     seq = _part(report, 'sequence', what)
     ys = [_array(y, what, 'sequence.y[{}]'.format(t))
@@ -185,9 +186,9 @@ def _forward(inp, report, args, seed, places, values, what):
     xs = R.inputs(seed, T, B, I)
     tol = _tol(inp, *ys)
     found = R.find(kind, values, places, H, I, xs, ys, lambda h: h, tol['rtol'], tol['atol'])
-    findings = [_roles_finding(found, places, kind, H, what)]
+    findings.append(_roles_finding(found, places, kind, H, what))
     if found.x_side is None:
-        return findings
+        return
     r = R.roles_of(found.x_side, found.h_side, values, H)
     book = R.run(kind, r, xs)
     hint = inp.params.get('hint', '')
@@ -220,7 +221,6 @@ def _forward(inp, report, args, seed, places, values, what):
     findings.append(_equation('sequence', 'the whole sequence is the book\'s {} from an empty '
                               'state'.format(kind.upper()),
                               [(t, ys[t], book[t][0]) for t in range(T)], tol, what, hint))
-    return findings
 
 
 def _lstm_step(r, xs, t, ys, cs, book):
@@ -240,7 +240,7 @@ def _lstm_output(r, xs, t, ys, cs, book):
 
 
 # -- sequence.through_time -----------------------------------------------------------------------
-def _through_time(inp, report, args, seed, places, values, what):
+def _through_time(inp, report, args, seed, places, values, what, findings):
     kind, H, I, B, T = (args[k] for k in ('kind', 'hidden', 'in_size', 'batch', 'steps'))
     window = _part(report, 'window', what)
     ys = [_array(y, what, 'window.y[{}]'.format(t))
@@ -249,9 +249,9 @@ def _through_time(inp, report, args, seed, places, values, what):
     ws = [R.seeded(seed, 'w{}'.format(t), (B, H), 1.0) for t in range(T)]
     tol = _tol(inp, *ys)
     found = R.find(kind, values, places, H, I, xs, ys, lambda h: h, tol['rtol'], tol['atol'])
-    findings = [_roles_finding(found, places, kind, H, what)]
+    findings.append(_roles_finding(found, places, kind, H, what))
     if found.x_side is None:
-        return findings
+        return
     r = R.roles_of(found.x_side, found.h_side, values, H)
     steps = R.run(kind, r, xs)
     findings.append(_equation('forward', 'the outputs are the book\'s {} (the gradients below are '
@@ -269,7 +269,6 @@ def _through_time(inp, report, args, seed, places, values, what):
     for t in range(T):
         findings.append(_grad('x{}'.format(t), 'the input of step {}'.format(t + 1), reported[t],
                               dxs[t], tol, what, inp.params.get('hint', '')))
-    return findings
 
 
 def _value(case, name, found, expected, tol, what):
@@ -303,7 +302,7 @@ def _gradients(inp, reported, places, expected, tol, what, path):
 
 
 # -- sequence.bptt -------------------------------------------------------------------------------
-def _bptt(inp, report, args, seed, places, values, what):
+def _bptt(inp, report, args, seed, places, values, what, findings):
     kind, H, I, B = (args[k] for k in ('kind', 'hidden', 'in_size', 'batch'))
     out, W, K = args['out'], args['window'], args['windows']
     numbers = _list(_part(report, 'numbers', what), K, what, 'numbers')
@@ -329,9 +328,9 @@ def _bptt(inp, report, args, seed, places, values, what):
     def readout(h):
         return h @ Wfc + bfc
     found = R.find(kind, r_values, r_places, H, I, xs[:W * K], ys, readout, tol['rtol'], tol['atol'])
-    findings = [_roles_finding(found, r_places, kind, H, what)]
+    findings.append(_roles_finding(found, r_places, kind, H, what))
     if found.x_side is None:
-        return findings
+        return
     r = R.roles_of(found.x_side, found.h_side, r_values, H)
     h = c = None
     total, windows, book_ys = 0.0, [], []
@@ -372,7 +371,6 @@ def _bptt(inp, report, args, seed, places, values, what):
                 findings.append(Finding(f.status, f.message.replace(
                     'differs', 'differs in window {}'.format(k + 1)) if f.status != 'passed' else
                     f.message + ' in every window', evidence=f.evidence, case=f.case, hint=f.hint))
-    return _once_per_case(findings)
 
 
 def _once_per_case(findings):

@@ -177,19 +177,28 @@ def _judge(inp):
 
 
 # -- sequence.forward ----------------------------------------------------------------------------
-def _forward(inp, report, args, seed, places, values, what, findings):
+def _sequence(inp, report, part, args, seed, places, values, what, findings):
+    """The outputs of `report[part].y` (one per step), the grader's inputs, the tolerance and the
+    roles found for them (the finding that says how is added); roles None where none fit."""
     kind, H, I, B, T = (args[k] for k in ('kind', 'hidden', 'in_size', 'batch', 'steps'))
-    seq = _part(report, 'sequence', what)
-    ys = [_array(y, what, 'sequence.y[{}]'.format(t))
-          for t, y in enumerate(_list(seq.get('y'), T, what, 'sequence.y'))]
-    hs = _list(seq.get('h'), T, what, 'sequence.h')
+    section = _part(report, part, what)
+    ys = [_array(y, what, '{}.y[{}]'.format(part, t))
+          for t, y in enumerate(_list(section.get('y'), T, what, part + '.y'))]
     xs = R.inputs(seed, T, B, I)
     tol = _tol(inp, *ys)
     found = R.find(kind, values, places, H, I, xs, ys, lambda h: h, tol['rtol'], tol['atol'])
     findings.append(_roles_finding(found, places, kind, H, what))
-    if found.x_side is None:
+    r = None if found.x_side is None else R.roles_of(found.x_side, found.h_side, values, H)
+    return section, ys, xs, tol, found, r
+
+
+def _forward(inp, report, args, seed, places, values, what, findings):
+    kind, T = args['kind'], args['steps']
+    seq, ys, xs, tol, found, r = _sequence(inp, report, 'sequence', args, seed, places, values,
+                                           what, findings)
+    hs = _list(seq.get('h'), T, what, 'sequence.h')
+    if r is None:
         return
-    r = R.roles_of(found.x_side, found.h_side, values, H)
     book = R.run(kind, r, xs)
     hint = inp.params.get('hint', '')
     state = [(t, _array(h, what, 'sequence.h[{}]'.format(t)) if h is not None else np.array(np.nan),
@@ -241,18 +250,12 @@ def _lstm_output(r, xs, t, ys, cs, book):
 
 # -- sequence.through_time -----------------------------------------------------------------------
 def _through_time(inp, report, args, seed, places, values, what, findings):
-    kind, H, I, B, T = (args[k] for k in ('kind', 'hidden', 'in_size', 'batch', 'steps'))
-    window = _part(report, 'window', what)
-    ys = [_array(y, what, 'window.y[{}]'.format(t))
-          for t, y in enumerate(_list(window.get('y'), T, what, 'window.y'))]
-    xs = R.inputs(seed, T, B, I)
-    ws = [R.seeded(seed, 'w{}'.format(t), (B, H), 1.0) for t in range(T)]
-    tol = _tol(inp, *ys)
-    found = R.find(kind, values, places, H, I, xs, ys, lambda h: h, tol['rtol'], tol['atol'])
-    findings.append(_roles_finding(found, places, kind, H, what))
-    if found.x_side is None:
+    kind, H, B, T = (args[k] for k in ('kind', 'hidden', 'batch', 'steps'))
+    window, ys, xs, tol, found, r = _sequence(inp, report, 'window', args, seed, places, values,
+                                              what, findings)
+    if r is None:
         return
-    r = R.roles_of(found.x_side, found.h_side, values, H)
+    ws = [R.seeded(seed, 'w{}'.format(t), (B, H), 1.0) for t in range(T)]
     steps = R.run(kind, r, xs)
     findings.append(_equation('forward', 'the outputs are the book\'s {} (the gradients below are '
                               'its gradients)'.format(kind.upper()),

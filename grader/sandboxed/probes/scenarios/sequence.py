@@ -48,6 +48,18 @@ def _seeded_layer(ctx, kind, hidden, in_size, batch, device=None):
     return _warmed(ctx, _layer_class(ctx, kind)(hidden), batch, in_size, kind, device)
 
 
+def _built(ctx, res, make):
+    """The layer (or model) `make()` builds and seeds, its parameters reported as the phase
+    `params`; None where building it raised (the phase says what)."""
+    holder = {}
+
+    def build():
+        holder['it'] = make()
+        return _parameters(ctx, holder['it'])
+    phase(res, 'params', build)
+    return holder.get('it')
+
+
 def _parameters(ctx, model):
     """Every parameter of `params()`: its place (`fixtures.parameter_places`) and its value."""
     return [{'place': place, 'value': ctx.export(p)} for place, p in parameter_places(ctx, model)]
@@ -99,18 +111,12 @@ def forward(ctx, kind, hidden, in_size, batch, steps):
     """The parameters, then the outputs and the state (h, and c for an LSTM) after every step
     of a sequence; then reset_state(), the state, and the first step again."""
     res = {}
-    holder = {}
-
-    def build():
-        holder['layer'] = _seeded_layer(ctx, kind, hidden, in_size, batch)
-        return _parameters(ctx, holder['layer'])
-    phase(res, 'params', build)
-    if 'layer' not in holder:   # building it raised: every phase says so
+    layer = _built(ctx, res, lambda: _seeded_layer(ctx, kind, hidden, in_size, batch))
+    if layer is None:   # building it raised: every phase says so
         return dict(res, sequence=res['params'], reset=res['params'])
     xs = _inputs(ctx, steps, batch, in_size)
 
     def sequence():
-        layer = holder['layer']
         out = {'y': [], 'h': [], 'c': []}
         for x in xs:
             out['y'].append(ctx.export(layer(ctx.to_device(x))))
@@ -121,7 +127,6 @@ def forward(ctx, kind, hidden, in_size, batch, steps):
     phase(res, 'sequence', sequence)
 
     def reset():
-        layer = holder['layer']
         layer.reset_state()
         out = {'h': _state(ctx, layer, 'h')}
         if kind == 'lstm':
@@ -175,20 +180,15 @@ def through_time(ctx, kind, hidden, in_size, batch, steps):
     input."""
     V = ctx.api.Variable
     res = {}
-    holder = {}
-
-    def build():
-        holder['layer'] = _seeded_layer(ctx, kind, hidden, in_size, batch)
-        return _parameters(ctx, holder['layer'])
-    phase(res, 'params', build)
-    if 'layer' not in holder:
+    layer = _built(ctx, res, lambda: _seeded_layer(ctx, kind, hidden, in_size, batch))
+    if layer is None:
         return dict(res, window=res['params'])
     xs = [ctx.var(x) for x in _inputs(ctx, steps, batch, in_size)]
     ws = [V(ctx.to_device(seeded(ctx, 'w{}'.format(t), (batch, hidden), 1.0)))
           for t in range(steps)]
 
     def run():
-        layer, ys = holder['layer'], []
+        ys = []
         loss = _window_loss(ctx, layer, xs, ws, ys)
         loss.backward()
         return {'y': ys, 'loss': ctx.export(loss), 'grads': _grads(ctx, layer),
@@ -207,18 +207,12 @@ def bptt(ctx, kind, hidden, in_size, out, batch, window, windows):
     F = ctx.api.get('functions')
     xs = _inputs(ctx, window * windows + 1, batch, in_size)
     res = {'structure': [], 'numbers': []}
-    holder = {}
-
-    def build():
-        model = _model(ctx, kind, hidden, out)
-        holder['model'] = _warmed(ctx, model, batch, in_size, kind)
-        return _parameters(ctx, model)
-    phase(res, 'params', build)
-    if 'model' not in holder:
+    model = _built(ctx, res, lambda: _warmed(ctx, _model(ctx, kind, hidden, out), batch, in_size,
+                                             kind))
+    if model is None:
         return dict(res, structure=res['params'], numbers=res['params'], graph=res['params'])
 
     def run():
-        model = holder['model']
         loss, ys = 0, []
         for t in range(window * windows):
             y = model(ctx.to_device(xs[t]))

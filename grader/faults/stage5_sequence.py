@@ -72,20 +72,22 @@ def recurrent_renamed(dz):
     # The RNN's and LSTM's inner layers renamed p0, p1, ... (in the order of their old names):
     # outside a step only the new names exist; during a step the old ones too, for the layer's
     # own code. Applies to a Layer that keeps its sub-layers as attributes (registered, if at
-    # all, in a set `_params`, as the book's Layer does); raises otherwise.
+    # all, in a list or set `_params`, as the book's Layer does); raises otherwise.
     Layer = dz.layers.Layer
     for cls in (dz.layers.RNN, dz.layers.LSTM):
         def __init__(self, *args, _init=cls.__init__, **kwargs):
             _init(self, *args, **kwargs)
             registry = self.__dict__.get('_params')
-            if registry is not None and not isinstance(registry, set):
+            if registry is not None and not isinstance(registry, (list, set)):
                 raise RuntimeError('recurrent_renamed does not apply: your Layer keeps its '
                                    'parameters in a {}'.format(type(registry).__name__))
             old = sorted(n for n, v in vars(self).items() if isinstance(v, Layer))
             renamed = {name: 'p{}'.format(k) for k, name in enumerate(old)}
             for name, new in renamed.items():
                 value = self.__dict__.pop(name)
-                if registry is not None:
+                if isinstance(registry, list):   # the new name where the old one was
+                    registry[registry.index(name)] = new
+                elif registry is not None:
                     registry.discard(name)
                 setattr(self, new, value)
             self.__dict__['_fault_renamed'] = renamed

@@ -4,11 +4,11 @@ Two stored things describe the code that made them: the reference's answers to p
 (`grader.reference_cache`) and the mutation figure (`grader.mutation_record`). Each is keyed on
 a digest of the files it depends on, and the files are derived here, not listed by hand: from
 root modules, their imports within the `grader` package are followed, statically (imports in
-functions too), to every module they can run. A module of a subpackage (`grader/contracts/`,
-`grader/sandboxed/`) brings its whole subpackage: a package loads its modules by name at run
-time (the scenarios, the contracts, the checks), which no import statement shows. A package's
-`__init__.py` runs before any of its modules, so the parents of every module count too. Only
-the source text is read; nothing is imported.
+functions too), to every module they can run. A package that loads its modules by name at run
+time (the scenarios, the contracts, the checks: its `__init__.py` hands `__path__` to a call),
+which no import statement shows, counts whole. A package's `__init__.py` runs before any of its
+modules, so the parents of every module count too, and a data file beside a module counts with
+it. Only the source text is read; nothing is imported.
 """
 from __future__ import annotations
 
@@ -60,12 +60,29 @@ def _imported(path: Path, root: Path) -> set:
             and _module_path(n, root) is not None}
 
 
-def _with_parents_and_subpackage(name: str, root: Path) -> set:
+def _loads_by_name(init: Path) -> bool:
+    """Whether a package's `__init__.py` hands its own `__path__` to a call (pkgutil's
+    `iter_modules(__path__)`, the checks' `_import_package(__name__, __path__)`): it imports its
+    modules by name, which no import statement shows."""
+    tree = ast.parse(init.read_text(encoding='utf-8'), str(init))
+    return any(isinstance(node, ast.Call) and any(
+        isinstance(a, ast.Name) and a.id == '__path__' for a in node.args)
+        for node in ast.walk(tree))
+
+
+def _reached(name: str, root: Path) -> set:
+    """The files that importing module `name` runs by itself: the module, the `__init__.py` of
+    each package above it, every module of a package that loads its modules by name, and the
+    data files beside them."""
     parts = name.split('.')
     out = {_module_path('.'.join(parts[:i]), root) for i in range(1, len(parts) + 1)}
-    if len(parts) >= 2 and (root / parts[1] / '__init__.py').is_file():
-        out.update(files_under(root / parts[1]))
     out.discard(None)
+    for path in list(out):
+        if path.name == '__init__.py' and path.parent != root and _loads_by_name(path):
+            out.update(files_under(path.parent))
+    for path in list(out):
+        out.update(p for p in path.parent.iterdir() if p.is_file() and p.suffix not in
+                   ('.py', '.pyc', '.pyo'))
     return out
 
 
@@ -81,7 +98,7 @@ def closure(roots, root: Path = GRADER_DIR) -> list:
     root = Path(root)
     files, todo = set(), list(roots)
     while todo:
-        for path in _with_parents_and_subpackage(todo.pop(), root):
+        for path in _reached(todo.pop(), root):
             if path not in files:
                 files.add(path)
                 if path.suffix == '.py':

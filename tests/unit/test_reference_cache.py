@@ -56,11 +56,13 @@ def _edited(path: Path, version):
 def test_the_key_covers_what_runs_in_the_worker_and_builds_its_requests(copies):
     grader_dir, _ = copies
     keyed = {p.relative_to(grader_dir).as_posix() for p in reference_cache.key_files(grader_dir)}
-    for folder in ('sandboxed', 'contracts'):   # the scenarios, the simulated device, contracts
+    # the scenarios, the simulated device and the contracts, every file of each
+    for folder in ('sandboxed/probes/scenarios', 'sandboxed/simdevice', 'contracts'):
         every = {p.relative_to(grader_dir).as_posix() for p in codeset.files_under(grader_dir / folder)}
         assert every and every <= keyed, sorted(every - keyed)
-    assert {'wire.py', 'errors.py', '__init__.py', 'observe.py', 'sandbox.py'} <= keyed
-    assert any(k.startswith('sandboxed/simdevice/') for k in keyed)
+    assert {'sandboxed/worker.py', 'sandboxed/probes/handlers.py', 'sandboxed/capture.py',
+            'sandboxed/guard.py', 'wire.py', 'errors.py', '__init__.py', 'observe.py',
+            'sandbox.py'} <= keyed
     # the judges run on the trusted side only: an edit there keeps the reference's answers
     assert not any(k.startswith('checks/') for k in keyed)
 

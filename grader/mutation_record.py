@@ -86,6 +86,7 @@ def summary() -> str:
             'the code ({} by judging a wrong value){}; measured {}, {}'.format(
                 record['rejected'], record['mutants'], record['by_judgment'],
                 ', survived: ' + survivors if survivors else '', record['measured_at'],
-                'on the current reference and assignments' if current else
-                'STALE (the reference or the owning steps\' checks changed since): measure again '
+                'on the current reference, assignments and grader' if current else
+                'STALE (the reference, the owning steps\' checks or the grader\'s deciding code '
+                'changed since): measure again '
                 'with python bench/mutation.py --sample 0 --record'))

@@ -5,8 +5,9 @@ Format only. The columns are Canvas's own gradebook layout — `Student`, `ID`, 
 makes the import create a new assignment), with the "Points Possible" row Canvas exports under
 the header. The score is the scorecard's book-tier score. The roster maps submission ids to
 people (a person is found by any of their ids, `Roster.match`); submissions it does not name,
-people without a Canvas id, and people with no scorecard, are left out (the import leaves their
-grades as they are) and said to be. A gradebook with no row is not written.
+people without a Canvas id, people with no scorecard, and submissions the grader failed on
+(`grader-error`: no grade) are left out (the import leaves their grades as they are) and said to
+be. A gradebook with no row is not written.
 
 The rows are built as an intermediate record validated against
 `schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally.
@@ -48,6 +49,10 @@ def record(graded, roster, *, name: str | None = None, assignment_id: str | None
         person = found.get(sub.id)
         if person is None:
             left_out.append((sub.id, 'not in the roster'))
+            continue
+        if sub.card.grader_failed:   # no grade: the import keeps the one Canvas has
+            left_out.append((sub.id, 'not graded: the grader failed on it (grader-error), not '
+                             'the submission; grade it again'))
             continue
         if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
             left_out.append((sub.id, 'no ID, SIS User ID or SIS Login ID in the roster ({}): '

@@ -10,7 +10,9 @@ people without a Canvas id, people with no scorecard, and submissions the grader
 be. A gradebook with no row is not written.
 
 The rows are built as an intermediate record validated against
-`schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally.
+`schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally. A
+text cell that a spreadsheet would run as a formula (a roster name `=HYPERLINK(...)`) is written
+with a leading `'` (`grader.export.spreadsheet_text`).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import io
 from pathlib import Path
 
 from grader import schema
-from grader.export import ExportError, Written, lateness, without_scorecard
+from grader.export import ExportError, Written, lateness, spreadsheet_text, without_scorecard
 
 SCHEMA = 'canvas-gradebook'
 HEADER = ('Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section')
@@ -77,14 +79,21 @@ def _number(x: float) -> str:
     return '{:g}'.format(x)
 
 
+_TEXT_COLUMNS = ('student', 'id', 'sis_user_id', 'sis_login_id', 'section')
+
+
+def _cells(r: dict) -> list:
+    """A record row's text cells as written: a formula neutralised (`spreadsheet_text`)."""
+    return [spreadsheet_text(r[k]) for k in _TEXT_COLUMNS]
+
+
 def render(doc: dict) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator='\r\n')
-    writer.writerow(HEADER + (doc['assignment']['column'],))
+    writer.writerow(HEADER + (spreadsheet_text(doc['assignment']['column']),))
     writer.writerow((POINTS_ROW, '', '', '', '', _number(doc['assignment']['points_possible'])))
     for r in doc['rows']:
-        writer.writerow((r['student'], r['id'], r['sis_user_id'], r['sis_login_id'],
-                         r['section'], _number(r['score'])))
+        writer.writerow(_cells(r) + [_number(r['score'])])
     return buf.getvalue()
 
 
@@ -92,7 +101,7 @@ def check(text: str, doc: dict) -> None:
     """Read the CSV back: Canvas's header, the points row, one row per record row with the same
     identities and score. Raises ExportError (our bug) when it does not hold."""
     rows = list(csv.reader(io.StringIO(text)))
-    expected_header = list(HEADER) + [doc['assignment']['column']]
+    expected_header = list(HEADER) + [spreadsheet_text(doc['assignment']['column'])]
     problems = []
     if not rows or rows[0] != expected_header:
         problems.append('header {} instead of {}'.format(rows[0] if rows else None, expected_header))
@@ -102,8 +111,7 @@ def check(text: str, doc: dict) -> None:
         if rows[1][0].strip() != 'Points Possible' or float(rows[1][5]) != doc['assignment']['points_possible']:
             problems.append('the second row is not the Points Possible row: {}'.format(rows[1]))
         for got, want in zip(rows[2:], doc['rows']):
-            if len(got) != 6 or got[:5] != [want['student'], want['id'], want['sis_user_id'],
-                                            want['sis_login_id'], want['section']] \
+            if len(got) != 6 or got[:5] != _cells(want) \
                     or float(got[5]) != want['score']:
                 problems.append('row {} does not match {}'.format(got, want))
                 break

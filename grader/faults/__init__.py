@@ -143,6 +143,9 @@ def inject_into_source(source: Path, out: Path, fault, entry):
     if fault.patch in COMPOSITES:
         _add_patch(out, fault, entry)
         return out, '', 'it is several patches applied together'
+    if fault.patch in _WITH:
+        _add_patch(out, fault, entry)
+        return out, '', 'it wraps what your code computes rather than replacing one function'
     try:
         edits = in_source.plan(source_of(fault.patch), out, entry)
     except in_source.NotInSource as why:

@@ -103,7 +103,7 @@ def _score(verdict) -> dict:
 
 
 def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
-          diagnosis=None):
+          diagnosis=None, regraded=None):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -124,6 +124,8 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
     }
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, sub)
     schema.validate('scorecard', doc)
     return doc
@@ -142,11 +144,12 @@ def _from_notebooks(doc, sub):
 
 
 _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
-                            'environment', 'seed', 'score', 'generated_at', 'duration_s'})
+                            'environment', 'seed', 'score', 'generated_at', 'duration_s',
+                            'regraded'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
-            submission=None, output_tail=''):
+            submission=None, output_tail='', regraded=None):
     v = score.invalid(message, assignment)
     doc = {
         'schema_version': SCHEMA_VERSION,
@@ -171,6 +174,8 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, submission)
     schema.validate('scorecard', doc)
     return doc
@@ -213,10 +218,12 @@ def write(path, doc):
 
 
 def stable(doc):
-    """The scorecard without what legitimately varies between two runs (times, durations)."""
+    """The scorecard without what legitimately varies between two runs (times, durations, a
+    regrade that a busy machine made necessary)."""
     out = dict(doc)
     out.pop('generated_at', None)
     out.pop('duration_s', None)
+    out.pop('regraded', None)
     out['checks'] = [{k: v for k, v in c.items() if k != 'duration_s'} for c in doc['checks']]
     return out
 

@@ -117,7 +117,7 @@ def cached_reference():
 def test_endless_loop_at_import_is_invalid_with_where_it_looped(tmp_path):
     sub = hc.append_to_init(hc.reference_copy(tmp_path / 'loop'), 'while True:\n    pass\n')
     message = invalid(grade(sub), 'timeout')
-    assert 'importing your code did not finish within the 3 s time limit' in message
+    assert 'importing your code did not finish within the 3 s CPU-time limit' in message
     assert 'dezero/__init__.py' in message and '--timeout' in message
 
 
@@ -130,7 +130,7 @@ def test_endless_loop_inside_a_check_fails_the_checks_within_one_budget(tmp_path
     bad = failing(doc)
     # one loop, one timeout: the tests stuck in the same loop later are not run because of it,
     # and once the budget is spent, the rest are not run either
-    limit = [c for c in bad.values() if 'did not finish within the 2 s time limit' in c['message']]
+    limit = [c for c in bad.values() if 'did not finish within the 2 s CPU-time limit' in c['message']]
     assert len(limit) == 1 and '_hostile_backward' in limit[0]['message']
     rest = [c for c in doc['checks'] if c['status'] != 'passed' and c not in limit]
     assert rest and all('not run: it reached dezero/__init__.py' in c['message'] or
@@ -169,7 +169,7 @@ def test_sigterm_ignored_is_still_killed(tmp_path):
             pass
         ''')
     message = invalid(grade(sub), 'timeout')
-    assert 'did not finish within the 3 s time limit' in message
+    assert 'did not finish within the 3 s CPU-time limit' in message
 
 
 def test_children_that_keep_running_are_all_killed(tmp_path):

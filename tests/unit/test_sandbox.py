@@ -219,19 +219,71 @@ def test_network_connections_are_refused(scratch):
 
 # -- limits ---------------------------------------------------------------------------------------
 
-def test_endless_loop_times_out_and_names_where(scratch):
-    with worker(scratch) as w:
+# the time limits that judge the code are CPU time; the wall clock, far longer, only catches code
+# that waits. A hang_factor this large keeps the wall clock out of the tests of the CPU limits,
+# however loaded the machine that runs them
+NO_WALL = 1000
+
+
+def test_endless_loop_times_out_on_cpu_time_and_names_where(scratch):
+    with worker(scratch, dataclasses.replace(FAST, hang_factor=NO_WALL)) as w:
         failure = failure_of(w, {"op": "loop"}, timeout=0.5)
         pid = w.pid
-    assert failure.reason == "timeout" and "0.5 s limit for one request" in failure.message
+    assert failure.reason == "timeout" and failure.clock == "cpu" and failure.scope == "call"
+    assert "0.5 s of CPU time allowed for one request" in failure.message
+    assert failure.cpu_s >= 0.5 and not failure.busy
     assert "sandbox_handler.py" in failure.message and "in loop" in failure.message
     assert_gone(pid)
 
 
-def test_whole_lifetime_limit(scratch):
-    with worker(scratch, Limits(call_s=10, total_s=0.6, grace_s=0.1)) as w:
-        failure = failure_of(w, {"op": "sleep", "s": 5})
-    assert failure.reason == "timeout" and "whole grading run" in failure.message
+def test_whole_lifetime_limit_is_cpu_time(scratch):
+    with worker(scratch, Limits(call_s=10, total_s=1.5, hang_factor=NO_WALL, grace_s=0.1)) as w:
+        assert w.request({"op": "sleep", "s": 2})["result"] == "slept"   # waiting costs no CPU
+        failure = failure_of(w, {"op": "loop"})
+    assert failure.reason == "timeout" and failure.clock == "cpu" and failure.scope == "total"
+    assert "1.5 s of CPU time allowed for the whole grading run" in failure.message
+    assert failure.cpu_s >= 1.5
+
+
+def test_code_that_waits_is_stopped_by_the_wall_clock_and_says_so(scratch):
+    # a CPU limit of 0.2 s: the wall clock stops a sleeping request at its floor of 5 s
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "sleep", "s": 600}, timeout=0.2)
+    assert failure.reason == "timeout" and failure.clock == "wall" and not failure.busy
+    assert failure.cpu_s < 0.2
+    assert "waited without end" in failure.message and "CPU-time limit is 0.2 s" in failure.message
+    assert "in sleep" in failure.message
+
+
+def _spinners(cpu: int, n: int) -> list:
+    """``n`` busy loops on CPU ``cpu`` alone."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    for p in procs:
+        os.sched_setaffinity(p.pid, {cpu})
+    return procs
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not os.path.exists("/proc/self/schedstat"),
+                    reason="needs CPU affinity and the kernel's scheduler statistics")
+def test_a_request_starved_of_cpu_by_a_loaded_machine_is_told_apart_from_a_hang(scratch):
+    # the worker shares one CPU with four busy loops: it gets a fifth of it at most, so its 5 s of
+    # CPU time cannot fit in the 7.5 s of wall clock -- and it spent the time waiting for the CPU
+    cpu = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})   # the worker inherits it
+    spinners = _spinners(cpu, 4)
+    try:
+        with worker(scratch, dataclasses.replace(FAST, hang_factor=1.5)) as w:
+            os.sched_setaffinity(0, mine)
+            failure = failure_of(w, {"op": "loop"}, timeout=5)
+    finally:
+        os.sched_setaffinity(0, mine)
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert failure.reason == "timeout" and failure.clock == "wall", failure.message
+    assert failure.busy and failure.cpu_s < 5
+    assert "the machine was busy" in failure.message
 
 
 def test_cpu_limit(scratch):

@@ -4,7 +4,10 @@
 (`setup`), and runs each probe, turning every answer into an `Observation`: a decoded value,
 or a `LearnerError` when the learner's code raised, ran out of time or killed its worker (the
 worker is then restarted for the remaining probes, within one time budget: `Limits.total_s`
-bounds the whole submission, restarts included). The reference is observed the same way, in a
+bounds the whole submission's CPU time, restarts included, and its wall clock is bounded as
+generously as `Limits.total_wall_s` says). A timeout on the wall clock that came while the
+machine kept the code waiting for a CPU (`WorkerFailure.busy`) is kept in `WorkerRun.busy`:
+`grader.run` grades such a submission again. The reference is observed the same way, in a
 worker of its own, and its observations are cached on disk by (probe, reference sources, probe
 code, NumPy version): they depend on nothing else.
 
@@ -38,6 +41,7 @@ from grader.model import LearnerError, Observation
 from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
+from grader.seeds import SECRET_FILE_ENV
 
 _GRADER_DIR = Path(__file__).resolve().parent
 
@@ -69,6 +73,8 @@ class WorkerRun:
     findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
     output_tail: str = ''
     claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
+    busy: tuple = ()            # messages of wall-clock timeouts on a machine that was busy
+    cpu_s: float = 0.0          # the CPU time its workers used, all of them together
     # the learner's first import, without CuPy: {'gpu_flag': ...} from its setup, or
     # {'failure': SetupFailure} when the code imports only where CuPy is (None: not tried)
     cupyless: dict | None = None
@@ -96,7 +102,6 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    from grader.run import SECRET_FILE_ENV   # at call time: run imports this module
     secret_file = os.environ.get(SECRET_FILE_ENV)
     for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))
@@ -120,14 +125,17 @@ class _Session:
     failing under it), the answer (a value, or the code's error). Each failure kind has a method
     of its own; a `SetupFailure` it returns ends the whole side."""
 
-    def __init__(self, target, device_mode, limits, era, deadline=None):
+    def __init__(self, target, device_mode, limits, era, after=None):
         self.target, self.device_mode, self.limits, self.era = target, device_mode, limits, era
         self.worker = None
         self.setup_info = None
         self._findings = {}
         self.output_tail = ''
-        # one time budget for the whole side, however many sessions it takes
-        self.deadline = time.monotonic() + limits.total_s if deadline is None else deadline
+        self.wall_deadline = time.monotonic() + limits.total_wall_s
+        self.cpu_spent = 0.0    # by the workers closed so far
+        if after is not None:   # one budget for the whole side, however many sessions it takes
+            self.wall_deadline, self.cpu_spent = after.wall_deadline, after.cpu_spent
+        self.busy = []          # the wall-clock timeouts that came while the machine was busy
         self.learner = target.entry.get('kind') != 'reference'
         self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
         # where the learner's code ran out of time: (file, function) -> file:line, first first
@@ -138,7 +146,10 @@ class _Session:
         """Remember the function a probe was running when it ran past the call limit, so that the
         next probes stuck in the same call are stopped there early (`SameTimeout`)."""
         m = RUNNING.search(exc.message)
-        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m:
+        if exc.busy:
+            self.busy.append(exc.message)
+        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m \
+                or exc.busy:
             return ''
         place = PLACE.match(m['where'])
         if place:
@@ -148,11 +159,16 @@ class _Session:
     def stuck_request(self) -> dict:
         if not self.stuck:
             return {}
+        after = same_timeout_after(self.limits)
         return {'stuck': [list(k) for k in self.stuck], 'token': self.token,
-                'stuck_after': same_timeout_after(self.limits)}
+                'stuck_after': after, 'stuck_wall_after': after * self.limits.hang_factor}
 
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        """What is left of the submission's budget: the less of its CPU time and its wall clock,
+        each as a share of the limit, times the CPU limit (<= 0: used up)."""
+        cpu_left = self.limits.total_s - self.cpu_spent
+        wall_left = self.wall_deadline - time.monotonic()
+        return min(cpu_left, wall_left * self.limits.total_s / self.limits.total_wall_s)
 
     # -- starting --
 
@@ -162,11 +178,15 @@ class _Session:
             return self.start()
         except WorkerFailure as e:
             self.close()
+            if e.busy:
+                self.busy.append(e.message)
             return SetupFailure(e.reason, explain(e, self.limits, during), e.output_tail)
 
     def start(self):
         # a restarted worker gets what is left of the submission's time, not a fresh allowance
-        limits = dataclasses.replace(self.limits, total_s=max(self.remaining(), 0.05))
+        limits = dataclasses.replace(
+            self.limits, total_s=max(self.limits.total_s - self.cpu_spent, 0.05),
+            wall_s=max(self.wall_deadline - time.monotonic(), 0.05))
         self.worker = Worker(self.target.cwd, list(self.target.sys_path), limits, hidden=self.hidden)
         self.worker.start()
         try:
@@ -221,7 +241,8 @@ class _Session:
         if self.remaining() <= 0:
             return _not_run(probe, 'not run: your code had already used up the {:g} s allowed for '
                             'grading the whole submission'.format(self.limits.total_s))
-        failure = self.begin('restarting your code after a failure')
+        failure = self.begin('restarting your code after a failure' if self.learner else
+                             'restarting the grader\'s reference implementation')
         if failure is None:
             return None
         if failure.code == 'tampered':
@@ -306,6 +327,7 @@ class _Session:
     def close(self):
         if self.worker is not None:
             self.worker.close()   # first: closing waits for the last of the output to arrive
+            self.cpu_spent += self.worker.cpu_time()
             try:
                 self.output_tail = self.worker.output_tail
             except Exception:
@@ -330,7 +352,8 @@ def _same_timeout(probe, error, limits, duration) -> Observation:
     where = str(error.get('message', '')).split(' ', 1)[1]
     return Observation(probe, error=LearnerError(
         'NotRun', 'not run: it reached {}, where an earlier test ran past the {:g} s time limit '
-        '(--timeout); it was stopped after {:g} s there instead of waiting for the limit again. '
+        '(--timeout, CPU time); it was stopped after {:g} s of CPU time there instead of waiting '
+        'for the limit again. '
         'Fix that endless loop first'.format(where, limits.call_s, same_timeout_after(limits)),
         where=where, kind='not-run'), duration_s=duration)
 
@@ -361,17 +384,18 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     failure = host.begin('importing your code')
     if failure is not None:
         if device_mode == 'cpu' or failure.code != 'import-error':
-            return WorkerRun({}, None, failure, (), failure.output_tail)
+            return _failed(host, failure)
         # it imports only where CuPy is, perhaps: everything else is graded with the device
-        run = _observe_in(_Session(target, device_mode, limits, era, host.deadline), probes,
+        run = _observe_in(_Session(target, device_mode, limits, era, after=host), probes,
                           progress)
-        return _answer_own(run, own, {'failure': failure})
+        return _answer_own(dataclasses.replace(run, busy=tuple(host.busy) + run.busy), own,
+                           {'failure': failure})
     cupyless = {'gpu_flag': host.setup_info.get('gpu_flag')}
     on_device = [p for p in probes if p.device == 'gpu' and device_mode != 'cpu']
     run = _observe_in(host, [p for p in probes if p not in on_device], progress, started=True)
     if run.failure is not None or not on_device:
         return _answer_own(run, own, cupyless)
-    more = _observe_in(_Session(target, device_mode, limits, era, host.deadline), on_device,
+    more = _observe_in(_Session(target, device_mode, limits, era, after=host), on_device,
                        progress)
     if more.failure is not None and more.failure.code == 'tampered':
         return more
@@ -380,27 +404,32 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
         error = LearnerError('ImportError', 'importing your code where CuPy is failed: {}'.format(
             more.failure.message), kind='worker')
         more = WorkerRun({p: Observation(p, error=error) for p in on_device}, None, None, (),
-                         more.output_tail)
+                         more.output_tail, busy=more.busy, cpu_s=more.cpu_s)
     merged = dataclasses.replace(
         run, observations={**run.observations, **more.observations},
         findings=_merge_findings(run.findings + more.findings),
         output_tail=more.output_tail or run.output_tail,
-        claimed_skips=run.claimed_skips + more.claimed_skips)
+        claimed_skips=run.claimed_skips + more.claimed_skips,
+        busy=run.busy + more.busy, cpu_s=more.cpu_s)   # the second session counts from the first's
     return _answer_own(merged, own, cupyless)
 
 
 def _observe_in(session, probes, progress, started=False) -> WorkerRun:
     """`probes` through one session (begun here unless `started`)."""
     if not started:
-        failure = session.begin('importing your code')
+        # the reference's failure is said as the grader's, never as the learner's code
+        failure = session.begin('importing your code' if session.learner else
+                                'importing the grader\'s reference implementation')
         if failure is not None:
-            return WorkerRun({}, None, failure, (), failure.output_tail)
+            return _failed(session, failure)
     observations, claims = {}, []
     try:
         for probe in probes:
             got = session.observe(probe)
             if isinstance(got, SetupFailure):
-                return WorkerRun(observations, None, got, (), got.output_tail)
+                session.close()
+                return WorkerRun(observations, None, got, (), got.output_tail,
+                                 busy=tuple(session.busy), cpu_s=session.cpu_spent)
             observation, answered = got
             observations[probe] = observation
             if answered and session.learner and _skipped(observation):
@@ -410,10 +439,13 @@ def _observe_in(session, probes, progress, started=False) -> WorkerRun:
         session.ask_findings()
     finally:
         tail = session.close()
-    return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims))
+    return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims),
+                     busy=tuple(session.busy), cpu_s=session.cpu_spent)
 
 
-
+def _failed(session, failure) -> WorkerRun:
+    return WorkerRun({}, None, failure, (), failure.output_tail, busy=tuple(session.busy),
+                     cpu_s=session.cpu_spent)
 
 
 def _answer_own(run: WorkerRun, own, cupyless) -> WorkerRun:

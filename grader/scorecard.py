@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import notebook, schema, score
+from grader.errors import GraderError
 from grader.wire import Array
 
 SCHEMA_VERSION = '1.0'
@@ -103,7 +104,7 @@ def _score(verdict) -> dict:
 
 
 def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
-          diagnosis=None):
+          diagnosis=None, regraded=None):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -124,6 +125,8 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
     }
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, sub)
     schema.validate('scorecard', doc)
     return doc
@@ -142,11 +145,12 @@ def _from_notebooks(doc, sub):
 
 
 _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
-                            'environment', 'seed', 'score', 'generated_at', 'duration_s'})
+                            'environment', 'seed', 'score', 'generated_at', 'duration_s',
+                            'regraded'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
-            submission=None, output_tail=''):
+            submission=None, output_tail='', regraded=None):
     v = score.invalid(message, assignment)
     doc = {
         'schema_version': SCHEMA_VERSION,
@@ -171,9 +175,33 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, submission)
     schema.validate('scorecard', doc)
     return doc
+
+
+GRADER_ERROR = 'grader-error'
+
+
+def grader_error_message(error: BaseException) -> str:
+    """What a learner (and an instructor) reads of the grader's own failure: whose fault it is,
+    and that it is no grade."""
+    detail = str(error) if isinstance(error, GraderError) else '{}: {}'.format(
+        type(error).__name__, error)
+    return ('the grader failed on this submission: a bug of the grader or a problem of the machine '
+            'it ran on, not the submission\'s fault; nothing of it counts as a grade, and it will '
+            'be graded again ({})'.format(detail[:1000]))
+
+
+def grader_error(source, assignment, options, device_mode, error, *, seed, started,
+                 submission=None, regraded=None):
+    """The scorecard of a grading the grader itself failed (`grader-error`): `invalid` in form,
+    so that every reader has a document, but never a grade (the exports say "not graded")."""
+    return invalid(source, assignment, options, device_mode, GRADER_ERROR,
+                   grader_error_message(error), seed=seed, started=started,
+                   submission=submission, regraded=regraded)
 
 
 def compatibility(findings, submission=None) -> list:
@@ -213,10 +241,12 @@ def write(path, doc):
 
 
 def stable(doc):
-    """The scorecard without what legitimately varies between two runs (times, durations)."""
+    """The scorecard without what legitimately varies between two runs (times, durations, a
+    regrade that a busy machine made necessary)."""
     out = dict(doc)
     out.pop('generated_at', None)
     out.pop('duration_s', None)
+    out.pop('regraded', None)
     out['checks'] = [{k: v for k, v in c.items() if k != 'duration_s'} for c in doc['checks']]
     return out
 

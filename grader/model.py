@@ -103,6 +103,7 @@ class CheckUse:
     faults: tuple = ()
     needs_gpu: bool = False        # needs a device (the simulated one will do)
     needs_real_gpu: bool = False   # cannot run on the simulated device: not applicable without a GPU
+    until: int | None = None       # the last step whose book code keeps this contract (None: all)
 
 
 @dataclass(frozen=True)
@@ -138,9 +139,10 @@ class Assignment:
     adds: tuple
     entry: str               # 'package' | 'single-file' | 'none'
     checks: tuple            # CheckUse, this step's own
-    regression: tuple        # steps whose checks also run
+    regression: tuple        # earlier steps and packs whose checks also run (derived)
     faults: tuple            # Fault
     no_code: bool = False
+    faults_from: tuple = ()  # earlier steps and packs whose faults join the catalogue
 
 
 @dataclass(frozen=True)

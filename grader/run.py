@@ -185,7 +185,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             return grader_failed(e)
         diagnosis = diagnose_results(results, assignment)
         results = _with_causes(results, diagnosis)
-        verdict = score.decide(results, options.profile, options.policy, options.timing)
+        verdict = score.decide(results, options.profile, options.policy, options.timing,
+                               assignment.step)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started, diagnosis=diagnosis)
     finally:
@@ -206,6 +207,12 @@ def plan(assignment, seed: int, only=()) -> Work:
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]
+    return plan_uses(uses, seed)
+
+
+def plan_uses(uses, seed: int) -> Work:
+    """(CheckUse, is_regression) pairs → their plans and the probes to run, each probe once (two
+    checks asking for the same call share its observation)."""
     plans = {u.id: CHECKS[u.check].plan(u.params, check_seed(seed, u.id)) for u, _ in uses}
     return Work(tuple(uses), plans,
                 tuple(_unique(p for pl in plans.values() for p in pl.learner)),

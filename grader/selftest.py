@@ -119,7 +119,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
         outcome.problems.append('check {} fails on no fault of the catalogue'.format(check_id))
     outcome.proof = proof.prove(step, own, [(r[0], f) for r, f in zip(outcome.rows,
                                                                        outcome.failures)],
-                                {step, *assignment.regression} if assignment.no_code else {step})
+                                {step, *assignment.faults_from} if assignment.no_code else {step})
     outcome.problems.extend(proof.problems(outcome.proof))
     if graded_variants:
         _diagnoses(outcome, assignment, graded_variants, seed, write_fingerprints)

@@ -123,13 +123,23 @@ def _body(card: Scorecard, submission=None) -> str:
                    '</summary><ul>{}</ul></details>'.format(
                        len(skipped), ''.join('<li><b>{}</b> — {}</li>'.format(
                            esc(c.id), esc(c.message)) for c in skipped)))
-    passing = card.credited
+    passing = [c for c in card.credited if not c.regression]
     if passing:
         out.append('<details class="card" id="passing"><summary>passing checks ({})</summary>'
                    '<ul>{}</ul></details>'.format(len(passing), ''.join(
                        '<li>{} <b>{}</b> — {}</li>'.format(
                            '&#10003;' if c.status == 'passed' else '&middot;', esc(c.id),
                            esc(c.message)) for c in passing)))
+    kept = [(step, [c for c in group if c in card.credited])
+            for step, group in report.regression_by_step(card.checks)]
+    kept = [(step, group) for step, group in kept if group]
+    if kept:   # one line per earlier step: there can be a hundred of them
+        out.append('<details class="card" id="passing-regression"><summary>earlier steps\' '
+                   'contracts kept ({} regression checks of steps {})</summary><ul>{}</ul>'
+                   '</details>'.format(sum(len(g) for _, g in kept),
+                                       esc(report.step_span(s for s, _ in kept)), ''.join(
+                       '<li>&#10003; <b>step {}</b> — {}</li>'.format(step, esc(', '.join(
+                           c.id.split('/', 1)[-1] for c in group))) for step, group in kept)))
     return '\n'.join(out)
 
 

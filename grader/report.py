@@ -143,7 +143,13 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
     counts = {}
     for c in checks:
         counts[c.status] = counts.get(c.status, 0) + 1
-    out.append('  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items())))
+    line = '  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items()))
+    regression = [c for c in checks if c.regression]
+    if regression:
+        line += '; {} of them re-run the contracts of step{} {} (regression)'.format(
+            len(regression), '' if len({c.step for c in regression}) == 1 else 's',
+            step_span(c.step for c in regression))
+    out.append(line)
     diagnosis = card.diagnosis
     out.extend(_diagnosis(diagnosis, failing, colour))
     shown_once = _same_error_checks(diagnosis, failing, verbose)
@@ -204,10 +210,34 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
     if verbose:
         out.append('')
         for c in checks:
-            if not c.failing:
+            if not c.failing and not c.regression:
                 out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
                                                   c.message))
+        for step, group in regression_by_step(checks):
+            passing = [c for c in group if not c.failing]
+            if passing:
+                out.append('  ✓ step {} (regression): {} check{} pass{}: {}'.format(
+                    step, len(passing), '' if len(passing) == 1 else 's',
+                    'es' if len(passing) == 1 else '',
+                    ', '.join(c.id.split('/', 1)[-1] for c in passing)))
     return '\n'.join(out) + '\n'
+
+
+def regression_by_step(checks):
+    """[(step, [regression checks of that step])], earliest step first."""
+    groups = {}
+    for c in checks:
+        if c.regression:
+            groups.setdefault(c.step, []).append(c)
+    return sorted(groups.items())
+
+
+def step_span(steps) -> str:
+    """'23-49' (or '38') for the steps of some regression checks: the earlier steps whose
+    contracts a grading re-ran (a step without code of its own has no checks, so it is not
+    among them, but between them)."""
+    steps = sorted(set(steps))
+    return str(steps[0]) if steps[0] == steps[-1] else '{}-{}'.format(steps[0], steps[-1])
 
 
 def reproduce_line(card: Scorecard, check_id, submission=None) -> str:

@@ -73,11 +73,10 @@ def regression_of(step: int) -> tuple:
     Accept means every earlier contract holds, so this is every earlier step whose code the
     submission still carries: a package answers for every package step before it (a package at
     step 50 for steps 23-49), a step file for every step file before it whose contracts the
-    book's file of this step keeps (`grader.carried`, applied in `with_regression`; a contract
-    the book's later code changes is marked on the check, `until`). A pack (`pack-NAME.json`) of the same kind of submission
-    is re-run by every step after the one it is filed under: it carries the contracts of earlier
-    steps of another kind (the step files' gradient accumulation or no_grad, graded on a
-    package)."""
+    book's file of this step keeps (`grader.carried`, applied in `with_regression`). A pack
+    (`pack-NAME.json`) of the same kind of submission is re-run by every step after the one it
+    is filed under: it carries the contracts of earlier steps of another kind (the step files'
+    gradient accumulation or no_grad, graded on a package)."""
     entry = _document(step)['entry']
     earlier = [k for k in available_steps() if k < step and _document(k)['entry'] == entry]
     packs = [name for name in available_packs()
@@ -119,7 +118,7 @@ def from_document(doc, name='<assignment>') -> Assignment:
             title=c['title'], tier=c['tier'], category=c['category'], points=float(c['points']),
             params=params, tolerance=c.get('tolerance', {}), needs_gpu=c.get('needs_gpu', False),
             needs_real_gpu=c.get('needs_real_gpu', False),
-            faults=(), until=c.get('until')))
+            faults=()))
     ids = {u.id for u in uses}
     faults = []
     for f in doc['faults']:
@@ -181,9 +180,9 @@ def content_hash(step: int) -> str:
 def with_regression(assignment: Assignment) -> tuple:
     """(this step's checks, the regression checks of its earlier steps): the book-tier checks of
     every step in `assignment.regression` (and the extension-tier ones of the steps in
-    `faults_from`) that the book's code keeps up to this step (a check
-    marked `until` K is not re-run after step K), each once (a pack repeats checks of the steps
-    it draws from; the first one seen is run), earliest step first."""
+    `faults_from`), each once (a pack repeats checks of the steps it draws from; the first one
+    seen is run), earliest step first; for a step file only those the reference's file of this
+    step meets (`grader.carried`: the book's step files do not keep every earlier contract)."""
     seen = {u.id for u in assignment.checks}
     earlier = []
     for step in assignment.regression:
@@ -191,8 +190,7 @@ def with_regression(assignment: Assignment) -> tuple:
             # extension-tier checks only of the steps the catalogue draws faults from (as
             # before the regression reached back to every step: their faults' fingerprints
             # name them); they decide a rollback only under the extension profile
-            if (use.tier != 'book' and step not in assignment.faults_from) or use.id in seen or (
-                    use.until is not None and use.until < assignment.step):
+            if (use.tier != 'book' and step not in assignment.faults_from) or use.id in seen:
                 continue
             seen.add(use.id)
             earlier.append(use)

@@ -103,7 +103,6 @@ class CheckUse:
     faults: tuple = ()
     needs_gpu: bool = False        # needs a device (the simulated one will do)
     needs_real_gpu: bool = False   # cannot run on the simulated device: not applicable without a GPU
-    until: int | None = None       # the last step whose book code keeps this contract (None: all)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """`selftest`: the gate proves it can fail.
 
 For a step: the reference must be accepted with full marks under both profiles; every fault of
-the step's catalogue (its own and its regression steps') is injected into a copy of the
+the step's catalogue (its own and its `faults_from` steps') is injected into a copy of the
 reference and graded, and must end in `reject` (a fault of this step) or `rollback` (a fault of
 an earlier step), with every check its catalogue entry names among the failing ones. The fault ×
 check matrix shows which checks each fault made fail; a check of this step that no fault can

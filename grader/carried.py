@@ -11,14 +11,14 @@ reference's step file with those checks, once per version of the grader and the 
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
 import tempfile
 from pathlib import Path
 
-from grader import wire  # noqa: F401  (keeps the import order of the grader's modules)
-from grader.reference_cache import cache_dir, reference_version
+from grader.reference_cache import _tree_hash, cache_dir, reference_version
 from grader.schema import write_text_atomic
 
 SEED = 0            # the inputs the measurement draws: any seed; fixed, so it is reproducible
@@ -26,8 +26,12 @@ DEVICE_MODE = 'sim'  # what a grading uses without a GPU, so the reference's ans
 
 
 def _key(step: int, candidates) -> str:
+    """What the measurement depends on: the reference (its package and this step's file), the
+    code that runs in the worker, the judges and the declared reports, the checks measured."""
     import reference
+    grader_dir = Path(__file__).resolve().parent
     h = hashlib.sha256(reference_version().encode())
+    h.update(_tree_hash([grader_dir / 'checks', grader_dir / 'contracts']).encode())
     h.update((Path(reference.ROOT) / 'steps' / 'step{:02d}.py'.format(step)).read_bytes())
     h.update(json.dumps(sorted([u.id, u.check, u.params] for u in candidates), sort_keys=True,
                         default=str).encode())
@@ -59,7 +63,6 @@ def _measure(assignment, candidates) -> frozenset:
     from grader.errors import GraderError
     from grader.observe import Target, believe_skips, observe, observe_reference
     from grader.sandbox import Limits
-    import dataclasses
     limits = dataclasses.replace(Limits(), sandbox=bwrap.resolve(Limits().sandbox))
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grader-carried-'))
     try:

@@ -296,17 +296,21 @@ def class_page(summary: dict, docs: dict, link) -> str:
     out.append('<section><h2>score distribution</h2><p class="meta">{}</p>{}</section>'.format(
         esc(stats), _histogram_svg(scores.get('histogram'))))
     out.append(_root_causes(summary, docs))
-    rows = []
+    rows, kept = [], []   # kept: regression checks every submission passed, folded away
     for c in sorted(summary.get('checks', []), key=lambda c: (c['pass_rate'], c['id'])):
         rate = c['pass_rate']
-        rows.append('<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
-                    '<span style="width:{:.0f}%">'
-                    '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
-                        esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
-                        c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
-    out.append('<section id="checks"><h2>pass rate per check</h2><table><tr><th>check</th>'
-               '<th>what</th><th>pass rate</th><th>passed</th><th></th></tr>{}</table></section>'
-               .format(''.join(rows)))
+        (kept if c['regression'] and c['runs'] and c['passed'] == c['runs'] else rows).append(
+            '<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
+            '<span style="width:{:.0f}%">'
+            '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
+                esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
+                c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
+    head = ('<tr><th>check</th><th>what</th><th>pass rate</th><th>passed</th><th></th></tr>')
+    folded = ('<details><summary>{} regression check{} of earlier steps every submission '
+              'passed</summary><table>{}{}</table></details>'.format(
+                  len(kept), '' if len(kept) == 1 else 's', head, ''.join(kept)) if kept else '')
+    out.append('<section id="checks"><h2>pass rate per check</h2><table>{}{}</table>{}'
+               '</section>'.format(head, ''.join(rows), folded))
     ungraded = summary.get('ungraded') or []
     if ungraded:
         out.append('<section id="ungradable"><h2>could not be graded ({})</h2><table><tr><th>'

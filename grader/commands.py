@@ -138,9 +138,12 @@ def cmd_check(args):
 
 def _write_graphs(doc, folder):
     from grader import graphs
-    written = graphs.write_all(doc, folder)
+    notes = []
+    written = graphs.write_all(doc, folder, notes)
     for path in written:
         say('graph: {}\n'.format(path))
+    for note in notes:
+        say('graph: {}\n'.format(note))
 
 
 def cmd_faults(args):
@@ -215,7 +218,7 @@ def cmd_batch(args):
     from grader import batch
     from grader import policy as policy_mod
     from grader.batch import times as times_mod
-    from grader.export import roster as roster_mod
+    from grader import roster as roster_mod
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               device=args.device,
@@ -297,7 +300,7 @@ _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': '
 def cmd_export(args):
     from grader import export
     from grader.export import autograder, canvas, gradescope, junit, lti
-    from grader.export import roster as roster_mod
+    from grader import roster as roster_mod
     if args.autograder:
         if args.format != 'gradescope' or args.step is None or not args.out or args.source:
             return _usage('--autograder writes the Gradescope autograder folder: use '

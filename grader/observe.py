@@ -37,6 +37,7 @@ from grader.model import LearnerError, Observation
 from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
+from grader.seeds import SECRET_FILE_ENV
 
 _GRADER_DIR = Path(__file__).resolve().parent
 
@@ -92,7 +93,6 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    from grader.run import SECRET_FILE_ENV   # at call time: run imports this module
     secret_file = os.environ.get(SECRET_FILE_ENV)
     for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))
@@ -216,7 +216,8 @@ class _Session:
         if self.remaining() <= 0:
             return _not_run(probe, 'not run: your code had already used up the {:g} s allowed for '
                             'grading the whole submission'.format(self.limits.total_s))
-        failure = self.begin('restarting your code after a failure')
+        failure = self.begin('restarting your code after a failure' if self.learner else
+                             'restarting the grader\'s reference implementation')
         if failure is None:
             return None
         if failure.code == 'tampered':
@@ -342,7 +343,9 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     `tampered` failure; a skip it claims is kept in `claimed_skips`, for `believe_skips` to decide
     once the reference is observed too."""
     session = _Session(target, device_mode, limits, era)
-    failure = session.begin('importing your code')
+    # the reference's failure is said as the grader's, never as the learner's code
+    failure = session.begin('importing your code' if session.learner else
+                            'importing the grader\'s reference implementation')
     if failure is not None:
         return WorkerRun({}, None, failure, (), failure.output_tail)
     observations, claims = {}, []

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import functools
-import hashlib
-import hmac
-import os
 import shutil
 import sys
 import tempfile
@@ -29,6 +25,10 @@ from grader.status import FAILING
 from grader.observe import Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
+# the course secret and the seeds it gives live in grader.seeds (the worker's host and the repro
+# lines read them too, without importing the pipeline); re-exported here for callers of run
+from grader.seeds import (NO_SECRET, SECRET_ENV, SECRET_FILE_ENV, check_seed,  # noqa: F401
+                          course_secret, course_secret_digest, default_seed)
 
 
 @dataclass(frozen=True)
@@ -69,72 +69,33 @@ def _real_gpu() -> bool:
         return False
 
 
-SECRET_ENV, SECRET_FILE_ENV = 'DEZERO_GRADER_SECRET', 'DEZERO_GRADER_SECRET_FILE'
-
-
-def course_secret() -> bytes | None:
-    """The course's secret, when the instructor set one: $DEZERO_GRADER_SECRET, or the contents of
-    the file $DEZERO_GRADER_SECRET_FILE names. Never shown to the learner's code (its worker gets
-    a scrubbed environment, and inside bubblewrap no file of the grader's but grader/)."""
-    value = os.environ.get(SECRET_ENV)
-    if value:
-        return value.encode('utf-8')
-    path = os.environ.get(SECRET_FILE_ENV)
-    if path:
-        try:
-            with open(path, 'rb') as f:
-                secret = f.read().strip()
-        except OSError as e:
-            raise SystemExit('dezero-grade: {} names {}, which cannot be read: {}'.format(
-                SECRET_FILE_ENV, path, e.strerror or e))
-        if not secret:
-            raise SystemExit('dezero-grade: the course secret file {} is empty'.format(path))
-        return secret
-    return None
-
-
-NO_SECRET = 'none'
-
-
-@functools.lru_cache(maxsize=8)
-def _secret_digest(secret: bytes) -> str:
-    # slow and salted: the digest is written to receipts and caches, which may be shared; it
-    # must not help anyone guess the secret (from which every seed follows)
-    key = hashlib.pbkdf2_hmac('sha256', secret, b'dezero-grader:course-secret-digest', 200_000)
-    return 'pbkdf2-sha256:' + key.hex()
-
-
-def course_secret_digest(secret: bytes | None = None) -> str:
-    """What is recorded of the course secret wherever a grading is reused (batch receipts, the
-    history's cache key): `NO_SECRET` without one, else a digest that changes with the secret and
-    tells nothing of it. A secret set, changed or removed therefore grades everything again,
-    with the seeds it gives. `secret` defaults to the course's (`course_secret`)."""
-    secret = course_secret() if secret is None else secret
-    return NO_SECRET if secret is None else _secret_digest(secret)
-
-
-def default_seed(content_hash: str, step: int = 0, secret: bytes | None = None) -> int:
-    """Derived from the submission's content: reproducible for the same code, unknowable before
-    the code is written (so outputs cannot be hard-coded). With a course secret it is keyed by
-    the secret, the content and the step (HMAC-SHA256): nobody without the secret can know it in
-    advance, so answers recorded offline at a guessed seed cannot be played back."""
-    if secret is None:
-        return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
-    mac = hmac.new(secret, 'dezero-grader:{}:{}'.format(content_hash, step).encode(), 'sha256')
-    return int(mac.hexdigest()[:8], 16)
-
-
-def check_seed(seed: int, check_id: str) -> int:
-    return int(hashlib.sha256('{}:{}'.format(seed, check_id).encode()).hexdigest()[:8], 16)
-
-
-def grade(source, step: int, options: Options = Options(), progress=None) -> dict:
+def grade(source, step: int, options: Options = Options(), progress=None,
+          on_grader_error=None) -> dict:
+    """The scorecard of `source` at `step`. Never raises for anything a submission holds: what
+    the learner handed in that cannot be graded is an `invalid` scorecard with its reason, and a
+    failure of the grader itself (its reference, a judge, a bug on any input) a `grader-error`
+    scorecard that says so and is never a grade. Only a usage error stops it before grading (an
+    unknown step, --device cuda without a GPU, bubblewrap asked for and missing).
+    `on_grader_error(exc)` hears of the exception behind a `grader-error` scorecard (a batch logs
+    its traceback for the instructor; the learner's document never holds one)."""
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
     # which sandbox, decided once: every worker of this grading gets it, the scorecard says it
     options = dataclasses.replace(options, limits=dataclasses.replace(
         options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
+    try:
+        return _grade(source, step, assignment, device_mode, options, progress, started,
+                      on_grader_error)
+    except Exception as e:   # the boundary: a bug of ours on any input is a scorecard, not a crash
+        if on_grader_error is not None:
+            on_grader_error(e)
+        return scorecard.grader_error(source, assignment, options, device_mode, e,
+                                      seed=options.seed or 0, started=started)
+
+
+def _grade(source, step, assignment, device_mode, options, progress, started,
+           on_grader_error) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:
@@ -152,8 +113,10 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         def grader_failed(e):
             # the grader's own failure (its reference, or a judge): the learner still gets a
             # scorecard, and it says whose failure it was
-            return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
-                                     str(e), seed=seed, started=started, submission=sub)
+            if on_grader_error is not None:
+                on_grader_error(e)
+            return scorecard.grader_error(source, assignment, options, device_mode, e, seed=seed,
+                                          started=started, submission=sub)
 
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
@@ -174,7 +137,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
             except GraderError as e:
                 return grader_failed(e)
         if learner.failure is not None:
-            f = learner.failure
+            f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
@@ -191,6 +154,22 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                                learner, started, diagnosis=diagnosis)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _parser_limit(failure, sub):
+    """An import that ran out of memory or recursed without end may be Python's parser giving up
+    on a file nested too deep (`x = ----...1`, 100,000 deep): then that file is named, as for a
+    syntax error, instead of blaming a memory limit the code never reached."""
+    if failure.code not in ('memory', 'import-error') or (
+            failure.code == 'import-error' and 'RecursionError' not in failure.message):
+        return failure
+    rel = load.beyond_the_parser(sub.root)
+    if rel is None:
+        return failure
+    return dataclasses.replace(failure, code='syntax-error', message=(
+        'Python cannot read {}: it nests deeper than Python\'s parser goes (an expression or '
+        'block nested thousands of levels deep); write it as smaller pieces'.format(
+            rel)))
 
 
 @dataclass(frozen=True)

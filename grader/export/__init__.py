@@ -13,12 +13,11 @@ is its scorecard as records (`grader.record.Scorecard`).
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import schema, status
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
 from grader.record import CheckRecord, Scorecard
@@ -42,6 +41,18 @@ class Written:
     @property
     def left_out_lines(self) -> tuple:
         return tuple('{}: {}'.format(who, why) for who, why in self.left_out)
+
+
+# what a spreadsheet takes for the start of a formula (OWASP's list for CSV injection)
+_FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+
+
+def spreadsheet_text(cell: str) -> str:
+    """A text cell of a CSV the grader writes, as a spreadsheet shows it and never runs: a cell
+    that starts like a formula (`=HYPERLINK(...)`, `+`, `-`, `@`, a tab or a carriage return)
+    gets a leading `'`, which spreadsheets read as "this is text" (OWASP's rule)."""
+    cell = str(cell)
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
 
 
 def no_scorecard(graded) -> list:
@@ -114,19 +125,10 @@ class Graded:
 
 def read_document(path, schema_name: str) -> dict:
     """A JSON document written by the grader, validated against its schema."""
-    path = Path(path)
     try:
-        with open(path, encoding='utf-8-sig') as f:   # a BOM, as some editors save
-            document = json.load(f)
-    except FileNotFoundError:
-        raise ExportError('{} does not exist'.format(path)) from None
-    except (OSError, ValueError) as exc:
-        raise ExportError('{} cannot be read as JSON: {}'.format(path, exc)) from None
-    problems = schema.errors(schema_name, document)
-    if problems:
-        raise ExportError('{} is not a valid {} document: {}'.format(
-            path, schema_name, '; '.join(problems[:3])))
-    return document
+        return schema.read_document(path, schema_name)
+    except schema.DocumentError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def load(path) -> Graded:

@@ -18,7 +18,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.reference_cache import _tree_hash, cache_dir, reference_version
+from grader import codeset
+from grader.reference_cache import cache_dir, reference_version
 from grader.schema import write_text_atomic
 
 SEED = 0            # the inputs the measurement draws: any seed; fixed, so it is reproducible
@@ -27,11 +28,12 @@ DEVICE_MODE = 'sim'  # what a grading uses without a GPU, so the reference's ans
 
 def _key(step: int, candidates) -> str:
     """What the measurement depends on: the reference (its package and this step's file), the
-    code that runs in the worker, the judges and the declared reports, the checks measured."""
+    code that runs in the worker, the trusted side that judges (the checks, the declared reports
+    and what grading does with them), the checks measured."""
     import reference
-    grader_dir = Path(__file__).resolve().parent
     h = hashlib.sha256(reference_version().encode())
-    h.update(_tree_hash([grader_dir / 'checks', grader_dir / 'contracts']).encode())
+    h.update(codeset.digest(codeset.closure(('grader.run', 'grader.carried')),
+                            codeset.GRADER_DIR).encode())
     h.update((Path(reference.ROOT) / 'steps' / 'step{:02d}.py'.format(step)).read_bytes())
     h.update(json.dumps(sorted([u.id, u.check, u.params] for u in candidates), sort_keys=True,
                         default=str).encode())

@@ -198,31 +198,69 @@ def _clusters(checks):
 
 # -- the diagnosis -----------------------------------------------------------------------------
 
-def diagnose(checks, fingerprints=None, catalogue=None) -> dict:
+def diagnose(checks, fingerprints=None, catalogue=None, counted=None) -> dict:
     """The root causes of the failing checks among `checks` (scorecard check records).
 
     `fingerprints`: {fault id: {check id: signature}} measured for the graded step (None or {}
-    when the step has none); `catalogue`: {fault id: {'title', 'hint', 'step'}}."""
+    when the step has none); `catalogue`: {fault id: {'title', 'hint', 'step'}}; `counted`: the
+    ids of the checks that decide the verdict (None: all of them).
+
+    The causes of the failing checks that count are found first and ranked first, among
+    themselves: a check that does not count (advice, e.g. the extension tier under the book
+    profile) never outranks what decided the verdict. The causes of advice come after, marked
+    `advice`; an advice check that a counted cause's fault explains joins that cause instead."""
     fingerprints = fingerprints or {}
     catalogue = catalogue or {}
     failing = {c['id']: c for c in checks if c['status'] in FAILING}
     passed = {c['id'] for c in checks if c['status'] == PASSED}
     seen = {i: signature(c) for i, c in failing.items()}
-    remaining = [i for i in failing]          # scorecard order
-    causes = []
-    while remaining:
-        best = _best(remaining, seen, passed, fingerprints, catalogue,
-                     [failing[i] for i in remaining])
-        if best is None:
-            break
-        causes.append(best)
-        done = set(best['checks'])
-        remaining = [i for i in remaining if i not in done]
+
+    def cover(remaining):
+        found = []
+        while remaining:
+            best = _best(remaining, seen, passed, fingerprints, catalogue,
+                         [failing[i] for i in remaining])
+            if best is None:
+                break
+            found.append(best)
+            done = set(best['checks'])
+            remaining = [i for i in remaining if i not in done]
+        return found, remaining
+
+    counts = (lambda i: True) if counted is None else (lambda i: i in counted)
+    causes, unexplained = cover([i for i in failing if counts(i)])          # scorecard order
+    advice, advice_unexplained = cover([i for i in failing if not counts(i)])
+    for cause in causes:
+        cause['advice'] = False
+    for cause in advice:
+        same = next((c for c in causes if _identity(c) & _identity(cause)), None)
+        if same is not None:   # the bug that decided the verdict makes advice fail too
+            same['checks'] += cause['checks']
+            continue
+        cause['advice'] = True
+        causes.append(cause)
     for n, cause in enumerate(causes, 1):
         cause['rank'] = n
         cause['summary'] = _summary(cause)
-    return {'causes': causes, 'unexplained': remaining,
-            'fingerprints': bool(fingerprints)}
+    return {'causes': causes, 'unexplained': unexplained,
+            'unexplained_advice': advice_unexplained, 'fingerprints': bool(fingerprints)}
+
+
+def _identity(cause) -> set:
+    """What makes two causes one where they share any of it: a fault they name (a cause may name
+    several that the evidence cannot tell apart), or the same error at the same place."""
+    if cause['kind'] == 'fault':
+        return {('fault', f['id']) for f in cause['faults']}
+    error = cause['error']
+    if error.get('names'):   # names the package lacks: one cause, whichever checks needed them
+        return {('missing',)}
+    return {('error', error['type'], error.get('where') or error['message'])}
+
+
+def counted_ids(checks, profile) -> set:
+    """The ids of the checks (scorecard check records) that decide the verdict under `profile`."""
+    from grader.score import counts
+    return {c['id'] for c in checks if counts(c['tier'], profile)}
 
 
 def _fault_candidates(remaining, seen, passed, fingerprints):
@@ -304,6 +342,16 @@ def _summary(cause) -> str:
 
 
 summary = _summary   # a cause's one line, recounted where a reader sees only some of its checks
+
+
+def counted_causes(diagnosis) -> list:
+    """The causes of the checks that decide the verdict, most likely first."""
+    return [c for c in (diagnosis or {}).get('causes', ()) if not c.get('advice')]
+
+
+def advice_causes(diagnosis) -> list:
+    """The causes of advice alone (checks that do not count), after the counted ones."""
+    return [c for c in (diagnosis or {}).get('causes', ()) if c.get('advice')]
 
 
 def cause_of(diagnosis, check_id):

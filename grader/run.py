@@ -183,7 +183,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                             options=options)
         except GraderError as e:   # a judge's own bug: loud
             return grader_failed(e)
-        diagnosis = diagnose_results(results, assignment)
+        diagnosis = diagnose_results(results, assignment, options.profile)
         results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
@@ -273,15 +273,17 @@ def misshapen_reports(observations) -> list:
     return out
 
 
-def diagnose_results(results, assignment) -> dict:
+def diagnose_results(results, assignment, profile='book') -> dict:
     """Check results → the root causes of their failures, matched against the step's stored
-    fingerprints (`diagnose.py`: a pure function of the results' records)."""
+    fingerprints (`diagnose.py`: a pure function of the results' records); the causes of the
+    checks that decide the verdict under `profile` come first, those of advice after."""
     records = [{'id': r.use.id, 'status': r.status,
                 'evidence': scorecard.jsonable(dict(r.evidence))} for r in results]
     catalogue = fingerprints.catalogue_of(assignment)
     prints = fingerprints.prints_of(fingerprints.load(assignment.step))
     return diagnose.diagnose(records, {k: v for k, v in prints.items() if k in catalogue},
-                             catalogue)
+                             catalogue, counted={r.use.id for r in results
+                                                 if score.counts(r.use.tier, profile)})
 
 
 def _with_causes(results, diagnosis):

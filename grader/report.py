@@ -311,6 +311,10 @@ def _causes_lines(causes, unexplained, width):
             out.append('     your code raised {}: {}{}'.format(error['type'], error['message'], at))
         if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
             out.append('     hint: ' + cause['faults'][0]['hint'])
+        elif error and error.get('hint'):
+            out.append('     hint: ' + error['hint'])
+        if error and error.get('places'):
+            out.extend(_wrapped('     raised at: ', error['places'], width))
     if unexplained:
         out.extend(_wrapped('  no catalogued fault matches: ', list(unexplained), width))
     return out

@@ -58,3 +58,19 @@ def test_book_like_code_is_accepted_and_its_advice_is_shown_apart(accepted):
     assert text.index(report.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')
     assert '{} advice check'.format(len(advice)) in doc['reason']
 
+
+def test_a_bias_gradient_bug_is_root_cause_1_above_the_advice(tmp_path):
+    root = book_like(tmp_path / 'sub')
+    _edit(root / 'dezero' / 'functions_conv.py', 'gb = gy.sum(axis=(0, 2, 3))',
+          'gb = gy.sum(axis=(0, 2, 3)) * 2')
+    doc = grade(root, STEP)
+    assert doc['verdict'] == 'reject'
+    counts = diagnose.counted_ids(doc['checks'], doc['profile'])
+    deciding = {c['id'] for c in doc['checks'] if c['status'] in FAILING and c['id'] in counts}
+    first = doc['diagnosis']['causes'][0]
+    assert not first['advice'] and set(first['checks']) <= deciding
+    assert 'step57/conv2d.overlap' in first['checks']
+    assert first['error']['function'] == 'F.conv2d' and first['error']['part'] == 'backward'
+    text = report.render(doc)
+    assert text.index('  1. ') < text.index('✗ step57/') < text.index(report.ADVICE_HEAD)
+    assert text.index(report.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')

@@ -165,11 +165,15 @@ def _diagnosis(found, advice=False):
         raised = ('<p class="msg">your code raised {}: {}{}</p>'.format(
             esc(error['type']), esc(error['message']),
             ' at {}'.format(esc(error['where'])) if error.get('where') else '')
-            if error and not error.get('names') else '')
+            if error and not (error.get('names') or error.get('places') or error.get('function'))
+            else '')
         together = ('<div class="meta">what failed cannot tell these faults apart</div>'
                     if len(faults) > 1 else '')
-        hint = ('<div class="hint">hint: {}</div>'.format(esc(faults[0]['hint']))
-                if faults and faults[0]['hint'] else '')
+        said = faults[0]['hint'] if faults else (error or {}).get('hint', '')
+        hint = '<div class="hint">hint: {}</div>'.format(esc(said)) if said else ''
+        if error and error.get('places'):
+            raised += '<div class="meta">raised at: {}</div>'.format(
+                esc(', '.join(error['places'])))
         out.append('<div class="card"><h3>{}. {}{}</h3>{}{}<div class="meta">explains: {}</div>{}'
                    '</div>'.format(cause['rank'], esc(cause['summary']), tags, raised, together,
                                    esc(', '.join(cause['checks'])), hint))

@@ -216,7 +216,8 @@ class _Session:
         if self.remaining() <= 0:
             return _not_run(probe, 'not run: your code had already used up the {:g} s allowed for '
                             'grading the whole submission'.format(self.limits.total_s))
-        failure = self.begin('restarting your code after a failure')
+        failure = self.begin('restarting your code after a failure' if self.learner else
+                             'restarting the grader\'s reference implementation')
         if failure is None:
             return None
         if failure.code == 'tampered':
@@ -342,7 +343,9 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     `tampered` failure; a skip it claims is kept in `claimed_skips`, for `believe_skips` to decide
     once the reference is observed too."""
     session = _Session(target, device_mode, limits, era)
-    failure = session.begin('importing your code')
+    # the reference's failure is said as the grader's, never as the learner's code
+    failure = session.begin('importing your code' if session.learner else
+                            'importing the grader\'s reference implementation')
     if failure is not None:
         return WorkerRun({}, None, failure, (), failure.output_tail)
     observations, claims = {}, []

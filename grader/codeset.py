@@ -13,6 +13,7 @@ it. Only the source text is read; nothing is imported.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from pathlib import Path
 
@@ -40,9 +41,17 @@ def _module_name(path: Path, root: Path) -> str:
 
 def _imported(path: Path, root: Path) -> set:
     """The `grader` modules a file's import statements name (those that exist under `root`)."""
-    tree = ast.parse(path.read_text(encoding='utf-8'), str(path))
-    here = _module_name(path, root).split('.')
-    if path.name != '__init__.py':
+    names = _names_imported(path.read_text(encoding='utf-8'), str(path),
+                            _module_name(path, root), path.name == '__init__.py')
+    return {n for n in names if _module_path(n, root) is not None}
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_imported(text: str, where: str, module: str, is_package: bool) -> frozenset:
+    """The `grader` names a module's text imports (modules or not): parsed once per text."""
+    tree = ast.parse(text, where)
+    here = module.split('.')
+    if not is_package:
         here = here[:-1]             # the package a relative import is relative to
     found = set()
     for node in ast.walk(tree):
@@ -56,15 +65,19 @@ def _imported(path: Path, root: Path) -> set:
             found.add(base)
             # `from grader.sandboxed import capture`: the names may be modules themselves
             found.update('{}.{}'.format(base, alias.name) for alias in node.names)
-    return {n for n in found if (n == PACKAGE or n.startswith(PACKAGE + '.'))
-            and _module_path(n, root) is not None}
+    return frozenset(n for n in found if n == PACKAGE or n.startswith(PACKAGE + '.'))
 
 
 def _loads_by_name(init: Path) -> bool:
     """Whether a package's `__init__.py` hands its own `__path__` to a call (pkgutil's
     `iter_modules(__path__)`, the checks' `_import_package(__name__, __path__)`): it imports its
     modules by name, which no import statement shows."""
-    tree = ast.parse(init.read_text(encoding='utf-8'), str(init))
+    return _hands_path(init.read_text(encoding='utf-8'), str(init))
+
+
+@functools.lru_cache(maxsize=256)
+def _hands_path(text: str, where: str) -> bool:
+    tree = ast.parse(text, where)
     return any(isinstance(node, ast.Call) and any(
         isinstance(a, ast.Name) and a.id == '__path__' for a in node.args)
         for node in ast.walk(tree))
@@ -96,9 +109,13 @@ def closure(roots, root: Path = GRADER_DIR) -> list:
     """The files (under `root`, the `grader` package's folder) that the modules `roots` can run,
     sorted: see the module docstring."""
     root = Path(root)
-    files, todo = set(), list(roots)
+    files, todo, names = set(), list(roots), set()
     while todo:
-        for path in _reached(todo.pop(), root):
+        name = todo.pop()
+        if name in names:
+            continue
+        names.add(name)
+        for path in _reached(name, root):
             if path not in files:
                 files.add(path)
                 if path.suffix == '.py':

@@ -73,7 +73,7 @@ def regression_of(step: int) -> tuple:
     Accept means every earlier contract holds, so this is every earlier step whose code the
     submission still carries: a package answers for every package step before it (a package at
     step 50 for steps 23-49), a step file for every step file before it whose contracts the
-    book's file of this step keeps (`grader.carried`, applied in `with_regression`). A pack
+    book's file of this step keeps (`grader.carried`, applied in `grader.run.checks_of`). A pack
     (`pack-NAME.json`) of the same kind of submission is re-run by every step after the one it
     is filed under: it carries the contracts of earlier steps of another kind (the step files'
     gradient accumulation or no_grad, graded on a package)."""
@@ -181,8 +181,9 @@ def with_regression(assignment: Assignment) -> tuple:
     """(this step's checks, the regression checks of its earlier steps): the book-tier checks of
     every step in `assignment.regression` (and the extension-tier ones of the steps in
     `faults_from`), each once (a pack repeats checks of the steps it draws from; the first one
-    seen is run), earliest step first; for a step file only those the reference's file of this
-    step meets (`grader.carried`: the book's step files do not keep every earlier contract)."""
+    seen is run), earliest step first. For a step file these are the candidates: what a grading
+    runs is those the reference's file of this step meets (`grader.run.checks_of`, measured by
+    `grader.carried`: the book's step files do not keep every earlier contract)."""
     seen = {u.id for u in assignment.checks}
     earlier = []
     for step in assignment.regression:
@@ -195,10 +196,6 @@ def with_regression(assignment: Assignment) -> tuple:
             seen.add(use.id)
             earlier.append(use)
     earlier.sort(key=lambda u: u.step)   # stable: a step's checks keep their order
-    if assignment.entry == 'single-file' and earlier:
-        from grader import carried   # runs the reference's step file: not at import time
-        keep = carried.kept(assignment, tuple(earlier))
-        earlier = [u for u in earlier if u.id in keep]
     return assignment.checks, tuple(earlier)
 
 

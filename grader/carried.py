@@ -6,24 +6,19 @@ is missing from step 10, step 11 calls a Function with a list and step 12 with s
 arguments, step 12's `Square` has a backward not yet rewritten for that. "Every earlier
 contract" for a step file is therefore every book-tier check of an earlier step file that the
 reference's file of the same step (which stands for the book's) meets: found by grading the
-reference's step file with those checks, once per version of the grader and the reference
-(cached next to the reference's answers), never listed by hand.
+reference's step file with those checks (`grader.run._book_keeps`, which grading passes in),
+once per version of the grader and the reference (cached next to the reference's answers),
+never listed by hand. `grader.run.checks_of` applies it.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from grader import codeset
 from grader.reference_cache import cache_dir, reference_version
 from grader.schema import write_text_atomic
-
-SEED = 0            # the inputs the measurement draws: any seed; fixed, so it is reproducible
-DEVICE_MODE = 'sim'  # what a grading uses without a GPU, so the reference's answers are shared
 
 
 def _key(step: int, candidates) -> str:
@@ -40,9 +35,11 @@ def _key(step: int, candidates) -> str:
     return h.hexdigest()
 
 
-def kept(assignment, candidates, use_cache: bool = True) -> frozenset:
+def kept(assignment, candidates, measure, use_cache: bool = True) -> frozenset:
     """The ids among `candidates` (CheckUses of earlier step files) that the reference's step
-    file of `assignment.step` passes."""
+    file of `assignment.step` passes: from the cache, else `measure(assignment, candidates)`
+    (`grader.run` grades the reference's file with them; it is passed in, as grading itself
+    asks this)."""
     if not candidates:
         return frozenset()
     path = cache_dir() / 'carried' / (_key(assignment.step, candidates) + '.json')
@@ -51,36 +48,9 @@ def kept(assignment, candidates, use_cache: bool = True) -> frozenset:
             return frozenset(json.loads(path.read_text(encoding='utf-8')))
         except (OSError, ValueError):
             pass   # a damaged entry is measured again
-    ids = _measure(assignment, candidates)
+    ids = frozenset(measure(assignment, candidates))
     try:
         write_text_atomic(path, json.dumps(sorted(ids)))
     except OSError:
         pass   # a read-only cache only costs time
     return ids
-
-
-def _measure(assignment, candidates) -> frozenset:
-    import reference
-    from grader import bwrap, load, run
-    from grader.errors import GraderError
-    from grader.observe import Target, believe_skips, observe, observe_reference
-    from grader.sandbox import Limits
-    limits = dataclasses.replace(Limits(), sandbox=bwrap.resolve(Limits().sandbox))
-    scratch = Path(tempfile.mkdtemp(prefix='dezero-grader-carried-'))
-    try:
-        sub = load.prepare(Path(reference.ROOT), assignment.step, scratch)
-        work = run.plan_uses([(u, True) for u in candidates], SEED)
-        target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
-                        entry={'kind': sub.entry.kind, 'module': sub.entry.module,
-                               'path': str(sub.root / sub.entry.path)})
-        ours = observe(target, work.learner_probes, device_mode=DEVICE_MODE, limits=limits)
-        if ours.failure is not None:
-            raise GraderError('the reference\'s step {} file could not be graded ({}); this is a '
-                              'failure of the grader, not of the submission'.format(
-                                  assignment.step, ours.failure.message))
-        theirs = observe_reference(work.reference_probes, limits=limits, device_mode=DEVICE_MODE)
-        ours = believe_skips(ours, theirs, limits=limits, device_mode=DEVICE_MODE)
-        results = run.judge(work, assignment, ours, theirs, DEVICE_MODE, SEED, sub)
-        return frozenset(r.use.id for r in results if r.status == 'passed')
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)

@@ -101,7 +101,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
             bad = [c.id + ': ' + c.message for c in card.failing]
             outcome.problems.append('the reference is not accepted with full marks under the {} '
                                     'profile: {} {}'.format(profile, card.verdict, bad[:3]))
-    own, regression = assignments.with_regression(assignment)
+    own, regression = run.checks_of(assignment)
     graded = {u.id for u in own} | {u.id for u in regression}
     ever_failed = set()
     graded_variants = []

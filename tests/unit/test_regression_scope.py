@@ -1,10 +1,10 @@
 """Which earlier checks a step re-runs: derived from the assignment files (and, for step files,
 from what the reference's own file of the step keeps), never listed per step."""
-from grader import assignments
+from grader import assignments, run
 
 
 def _steps_of(step):
-    _, regression = assignments.with_regression(assignments.load(step))
+    _, regression = run.checks_of(assignments.load(step))
     return {u.step for u in regression}, {u.id for u in regression}
 
 

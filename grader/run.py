@@ -22,11 +22,10 @@ from pathlib import Path
 
 from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
-from grader.contracts.shapes import conformance
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
 from grader.status import FAILING
-from grader.observe import Target, believe_skips, observe, observe_reference
+from grader.observe import SetupFailure, Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
 
@@ -173,6 +172,8 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                                         device_mode=device_mode)
             except GraderError as e:
                 return grader_failed(e)
+        if learner.failure is None:
+            learner = forged_reports(learner)
         if learner.failure is not None:
             f = learner.failure
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
@@ -239,38 +240,70 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
 
 
 def _judged(use, definition, pl, learner, reference) -> list:
-    """The findings of one check's judge. A judge reads reports of the shapes their scenarios
-    declare (`grader.contracts`; the reference's reports fit them: `test_contracts`). When it
-    fails, the learner's reports are held against those shapes: one that does not fit was forged
-    by the learner's worker, and the check is an error of the submission's; if they all fit, the
-    judge itself is wrong -- a GraderError, never blamed on the learner."""
+    """The findings of one check's judge. Every learner report the judge would read is held
+    against the shape its scenario declares (`grader.contracts`) first: one that does not fit is
+    not judged, and the check is an error of the submission's (what only a forged answer gives
+    ends the grading as `tampered` before: `forged_reports`). A judge that fails on reports of
+    the declared form is itself wrong -- a GraderError, never blamed on the learner."""
     mine = {p: learner.observations[p] for p in pl.learner}
+    problems = misshapen_reports(mine.values())
+    if problems:
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'does not have the form the grader reads ({}){}'.format(
+                            problems[0][:200], _more(problems)),
+                        evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]
     try:
         return definition.judge(JudgeInput(
             params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
             learner=mine, reference={p: reference.observations[p] for p in pl.reference}))
     except Exception as e:
-        problems = misshapen_reports(mine.values())
-        if problems:
-            return [Finding('error', 'what your code\'s process reported for this check does not '
-                            'have the form the grader\'s own code produces ({}); was the grader '
-                            'changed from inside?'.format(problems[0][:200]))]
         raise GraderError('the grader failed judging check {} on reports of the declared form '
                           '({}: {}); this is a bug of the grader, not of the submission: report '
                           'it'.format(use.id, type(e).__name__, str(e)[:200])) from e
 
 
+def _more(problems):
+    return '' if len(problems) == 1 else ' and {} more'.format(len(problems) - 1)
+
+
 def misshapen_reports(observations) -> list:
     """What, in the reports among `observations`, does not fit the shape their scenario declares
-    (`grader.contracts.shapes.conformance`), as 'scenario: problem' lines."""
+    for their probe (`grader.contracts.Declaration.report_problems`), as 'scenario: problem'
+    `Problem`s (`forged` kept). A report of a scenario nobody declared does not fit at all."""
     declared = contracts.load_all()
     out = []
     for obs in observations:
+        if not obs.ok:
+            continue
         declaration = declared.get(obs.probe.scenario)
-        if obs.ok and declaration is not None:
-            out += ['{}: {}'.format(obs.probe.scenario, problem)
-                    for problem in conformance(declaration.report, obs.value)]
+        if declaration is None:
+            out.append(_as_problem('{}: no such scenario is declared'.format(obs.probe.scenario),
+                                   True))
+            continue
+        for problem in declaration.report_problems(obs.value, obs.probe.params):
+            out.append(_as_problem('{}: {}'.format(obs.probe.scenario, problem), problem.forged))
     return out
+
+
+def _as_problem(text, forged):
+    from grader.contracts.shapes import Problem
+    p = Problem(text)
+    p.forged = forged
+    return p
+
+
+def forged_reports(learner):
+    """The learner's side, ended as `tampered` where one of its reports has a form only a forged
+    answer gives (a part the grader's own scenario code always or never writes for that probe:
+    a key missing or undeclared, a list of another length than the probe's parameters fix),
+    before any judge reads it."""
+    forged = [p for p in misshapen_reports(learner.observations.values()) if p.forged]
+    if not forged:
+        return learner
+    return dataclasses.replace(learner, failure=SetupFailure(
+        'tampered', 'the process running your code answered with a report the grader\'s own code '
+        'never writes ({}{}); was the grader changed from inside it?'.format(
+            forged[0][:200], _more(forged)), learner.output_tail))
 
 
 def diagnose_results(results, assignment) -> dict:

@@ -17,8 +17,8 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from grader.contracts.shapes import (P, Param, REQUIRED, close_paths, kind_fits, kind_of,
-                                     path_problem)
+from grader.contracts.shapes import (P, Param, REQUIRED, close_paths, conformance, kind_fits,
+                                     kind_of, path_problem)
 
 DECLARED: dict[str, 'Declaration'] = {}
 
@@ -49,6 +49,22 @@ class Declaration:
             out.append('scenario {!r} needs parameter(s) {}'.format(
                 self.name, ', '.join(map(repr, missing))))
         return out
+
+    def args_of(self, params) -> dict:
+        """A probe's parameters with this scenario's defaults for those it leaves out."""
+        out = {k: spec.default for k, spec in self.params.items() if not spec.required}
+        out.update(params or {})
+        return out
+
+    def report_problems(self, value, params=None) -> list:
+        """How a report of this scenario, for a probe with `params`, does not fit the declared
+        shape (`grader.contracts.shapes.conformance`: `Problem`s, `forged` where only a forged
+        answer gives one)."""
+        return conformance(self.report, value, params=self.args_of(params))
+
+    def may_send(self, key) -> bool:
+        """Whether this scenario's report declares a top-level `key` (such as `unreferenced`)."""
+        return isinstance(self.report, dict) and key in self.report
 
     def path_problem(self, path) -> str | None:
         """None if an expectation may name `path` in this scenario's report, else why not (with

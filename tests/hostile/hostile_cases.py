@@ -135,3 +135,58 @@ def symlink_mode() -> int:
 
 def garbage(n: int = 4096, seed: int = 7) -> bytes:
     return random.Random(seed).randbytes(n)
+
+
+def with_faults(dest: Path, fault_ids, step: int = STEP) -> Path:
+    """The reference with several real bugs of the catalogue at once, each applied through the
+    public API as `grader.faults.inject` applies one (a module per fault, called at import)."""
+    catalogue = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}
+    sub = reference_copy(dest)
+    init = sub / 'dezero' / '__init__.py'
+    text = init.read_text(encoding='utf-8').rstrip('\n') + '\n\n'
+    for k, fault_id in enumerate(fault_ids):
+        fault = catalogue[fault_id]
+        (sub / 'dezero' / '_fault_{}.py'.format(k)).write_text(
+            faults.source_of(fault.patch), encoding='utf-8')
+        text += ('import dezero as _dz_variant\nfrom dezero._fault_{k} import {fn} as _dz_fault\n'
+                 '_dz_fault(_dz_variant)\ndel _dz_variant, _dz_fault\n').format(
+                     k=k, fn=faults.PATCHES[fault.patch].__name__)
+    init.write_text(text, encoding='utf-8')
+    return sub
+
+
+# Rewrites the worker's answers from inside it: the worker runs as `__main__`, and its dispatch
+# (`_handle`) is a module global the main loop looks up on every request. Drops what the
+# gradient checks need from `fn.eval`, empties `graph.trace`'s gradients and adds an
+# `unreferenced` section (judged on its own claims) to every other report.
+DISPATCH_SHIM = '''
+import json as _json, sys as _sys
+_main = _sys.modules['__main__']
+_real_handle = _main._handle
+_CLAIM = {'why': 'graded on its own', 'gradients': [],
+          'properties': [{'name': 'fine', 'ok': True, 'message': 'all is well'}]}
+
+
+def _forging_handle(handlers, payload):
+    answer = _real_handle(handlers, payload)
+    try:
+        request = _json.loads(payload.decode('utf-8'))
+    except ValueError:
+        return answer
+    if not (isinstance(answer, dict) and answer.get('ok') and request.get('op') == 'probe'
+            and isinstance(answer.get('result'), dict)):
+        return answer
+    report = answer['result']
+    if request.get('scenario') == 'fn.eval':
+        for key in ('grads', 'grad_info', 'zero_grads'):
+            report.pop(key, None)
+        report['points'] = []
+    elif request.get('scenario') == 'graph.trace':
+        report['grads'] = []
+    else:
+        report['unreferenced'] = dict(_CLAIM)
+    return answer
+
+
+_main._handle = _forging_handle
+'''

@@ -451,6 +451,31 @@ TAMPERING = {
             for _k in list(_table):
                 _table[_k] = lambda ctx, **kw: {'__skipped__': 'nothing to see'}
         ''',
+    # the worker itself runs as __main__: its dispatch, its table of handlers, its encoder and
+    # the standard library's JSON under it are fingerprinted too (a pass-through is enough)
+    'worker-dispatch': '''
+        import sys as _sys
+        _main = _sys.modules['__main__']
+        _main._handle = lambda handlers, payload, _real=_main._handle: _real(handlers, payload)
+        ''',
+    'worker-handlers-table': '''
+        import sys as _sys
+        _table = _sys.modules['__main__']._HANDLERS
+        _table['probe'] = lambda msg, _real=_table['probe']: _real(msg)
+        ''',
+    'worker-encoder': '''
+        import sys as _sys
+        _main = _sys.modules['__main__']
+        _main._encode_json = lambda answer, _real=_main._encode_json: _real(answer)
+        ''',
+    'worker-encoder-setting': '''
+        import sys as _sys
+        _sys.modules['__main__']._encode_json.__self__.allow_nan = True
+        ''',
+    'json-under-the-encoder': '''
+        import json.encoder as _je
+        _je.c_make_encoder = None
+        ''',
 }
 
 

@@ -245,7 +245,14 @@ def _judged(use, definition, pl, learner, reference) -> list:
     not judged, and the check is an error of the submission's (what only a forged answer gives
     ends the grading as `tampered` before: `forged_reports`). A judge that fails on reports of
     the declared form is itself wrong -- a GraderError, never blamed on the learner."""
-    mine = {p: learner.observations[p] for p in pl.learner}
+    return judge_check(use, definition, pl, {p: learner.observations[p] for p in pl.learner},
+                       {p: reference.observations[p] for p in pl.reference})
+
+
+def judge_check(use, definition, pl, mine, theirs) -> list:
+    """One check's findings from the learner's observations (`mine`) and the reference's
+    (`theirs`): the learner's reports held against their declared shapes, both sides' derived
+    on this side (`grader.contracts.Declaration.judged_report`), then judged."""
     problems = misshapen_reports(mine.values())
     if problems:
         return [Finding('error', 'what the process running your code reported for this check '
@@ -253,13 +260,31 @@ def _judged(use, definition, pl, learner, reference) -> list:
                             problems[0][:200], _more(problems)),
                         evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]
     try:
+        mine, theirs = _derived(mine), _derived(theirs)
+    except Exception as e:   # raw values of the declared form that cannot be read: the code's
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'cannot be read ({}: {})'.format(type(e).__name__, str(e)[:200]))]
+    try:
         return definition.judge(JudgeInput(
             params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
-            learner=mine, reference={p: reference.observations[p] for p in pl.reference}))
+            learner=mine, reference=theirs))
     except Exception as e:
         raise GraderError('the grader failed judging check {} on reports of the declared form '
                           '({}: {}); this is a bug of the grader, not of the submission: report '
                           'it'.format(use.id, type(e).__name__, str(e)[:200])) from e
+
+
+def _derived(observations) -> dict:
+    """Observations with their reports as judges read them: what a scenario declares to derive
+    from its raw values (a comparison, a count) is computed here, on the trusted side."""
+    declared = contracts.load_all()
+    out = {}
+    for probe, obs in observations.items():
+        declaration = declared.get(probe.scenario)
+        if obs.ok and declaration is not None and declaration.derive is not None:
+            obs = dataclasses.replace(obs, value=declaration.judged_report(obs.value, probe.params))
+        out[probe] = obs
+    return out
 
 
 def _more(problems):

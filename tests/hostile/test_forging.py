@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from grader import run
+from grader import assignments, run
 from grader.status import FAILING
 
 import hostile_cases as hc
@@ -93,3 +93,32 @@ def test_a_dispatch_shim_gains_nothing_in_a_batch_with_a_course_secret(packages,
     for doc in cards.values():
         _gains_nothing(doc, honest_failures)
         assert doc['verdict'] == 'invalid'
+
+
+# -- the worker decides nothing: NumPy and the builtins patched to agree change no verdict --------
+
+# faults whose checks a worker comparing for itself would have judged with the patched functions
+COMPARED_IN_THE_WORKER = [
+    (7, 'set-creator-missing'), (7, 'call-forgets-output'),       # links: builtins.all
+    (44, 'cleargrads-noop'), (44, 'layer-registers-variables'),   # none_left: all(); identities
+    (45, 'nested-params-missing'),                                # had_grads / cleared: all()
+    (48, 'spiral-not-deterministic'), (48, 'spiral-labels-float'),  # np.array_equal, bincount
+    (49, 'dataset-transform-ignored'),                            # np.all
+    (53, 'load-shape-unchecked'),                                 # unchanged: np.all, all()
+    (54, 'dropout-ignores-mode'), (54, 'mode-not-restored'),      # drops: np.any
+]
+
+
+def _graded(sub, step):
+    own = tuple(u.id for u in assignments.load(step).checks)
+    doc = run.grade(sub, step, run.Options(device='sim', seed=4242, only=own))
+    return doc['verdict'], sorted((c['id'], c['status']) for c in doc['checks']
+                                  if c['status'] in FAILING)
+
+
+@pytest.mark.parametrize('step, fault', COMPARED_IN_THE_WORKER)
+def test_numpy_and_builtins_patched_to_agree_change_no_verdict(tmp_path, step, fault):
+    honest = _graded(hc.variant(tmp_path / 'honest', step, fault), step)
+    lying = _graded(hc.variant(tmp_path / 'lying', step, fault, hc.LYING_COMPARISONS), step)
+    assert honest[1], honest   # the fault is caught (by a book or an extension check)
+    assert lying == honest

@@ -251,8 +251,13 @@ def test_a_scenario_reports_what_it_declares_on_the_reference(name):
     probe = _PROBES[name][0]
     report = run_on_reference(*_PROBES[name])
     # as the trusted side holds a learner's report: against the shape for this probe
-    problems = contracts.load_all()[name].report_problems(report, probe.params)
+    declaration = contracts.load_all()[name]
+    problems = declaration.report_problems(report, probe.params)
     assert problems == [], '{}: {}'.format(name, problems[:8])
+    # what the trusted side derives from it has the shape judges read
+    judged = declaration.judged_report(report, probe.params)
+    problems = conformance(declaration.read_shape, judged)
+    assert problems == [], '{} (derived): {}'.format(name, problems[:8])
 
 
 def run_on_reference(probe, entry, step):

@@ -281,7 +281,19 @@ def unknown_options(parser, command, extras) -> str:
         else '', name)
 
 
+def _surviving_streams() -> None:
+    """stdout and stderr write what their encoding cannot (a lone surrogate of a learner's
+    message or file name) as an escape, as every file of the grader does (`schema.ERRORS`)."""
+    from grader.schema import ERRORS
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors=ERRORS)
+        except (AttributeError, ValueError, OSError):
+            pass   # not a text stream of ours (a test's capture): left as it is
+
+
 def main(argv=None):
+    _surviving_streams()
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
     if extras:

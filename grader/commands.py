@@ -138,9 +138,12 @@ def cmd_check(args):
 
 def _write_graphs(doc, folder):
     from grader import graphs
-    written = graphs.write_all(doc, folder)
+    notes = []
+    written = graphs.write_all(doc, folder, notes)
     for path in written:
         say('graph: {}\n'.format(path))
+    for note in notes:
+        say('graph: {}\n'.format(note))
 
 
 def cmd_faults(args):

@@ -344,11 +344,15 @@ def _linked(ident, link):
 
 
 # -- files ------------------------------------------------------------------------------------------
+CLASS_PAGE = 'index'   # the class page's name, which no submission's page may take
+
+
 def page_name(ident: str) -> str:
     """A submission's page file name: its id where that is a safe name, else a safe form of it
-    with a short hash (two ids never share a page)."""
+    with a short hash (two ids never share a page, and no id takes the class page's name, in
+    any case: `index`, `INDEX` on a file system that folds case)."""
     safe = re.sub(r'[^A-Za-z0-9_.-]+', '_', ident).strip('.')[:80] or 'submission'
-    if safe != ident:
+    if safe != ident or safe.lower() == CLASS_PAGE:
         import hashlib
         safe += '-' + hashlib.sha256(ident.encode('utf-8', 'surrogateescape')).hexdigest()[:8]
     return safe + '.html'
@@ -370,7 +374,7 @@ def write_class(folder, summary: dict, docs: dict) -> tuple:
         target = folder / names[ident]
         schema.write_text_atomic(target, render(doc, back='index.html'))
         written.append(target)
-    index = folder / 'index.html'
+    index = folder / (CLASS_PAGE + '.html')
     schema.write_text_atomic(index, class_page(
         summary, docs, lambda ident: urllib.parse.quote(names[ident]) if ident in names else None))
     return (index,) + tuple(written)

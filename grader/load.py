@@ -143,12 +143,36 @@ def _step_files(root: Path, bases: list[str], step: int) -> list[str]:
 
 def _has_code(path: Path) -> bool:
     """Whether a step file holds a statement (not only comments, blank lines or a docstring).
-    A file that does not parse counts as code: importing it reports the syntax error."""
+    A file that does not parse counts as code: importing it reports the syntax error. So does a
+    file that nests deeper than the parser goes (MemoryError, RecursionError): the learner's
+    input, never the grader's crash."""
     try:
         tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
+    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
         return True
     return any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in tree.body)
+
+
+PARSE_AT_MOST = 8 * 2**20   # bytes of one file `beyond_the_parser` reads
+
+
+def beyond_the_parser(root: Path) -> str | None:
+    """The first Python file under `root` (relative posix path) that nests deeper than Python's
+    parser goes (it raises MemoryError or RecursionError, not SyntaxError), or None. Asked only
+    after importing the code failed that way, to tell the learner which file and why: an
+    out-of-memory at import and a file Python cannot parse look the same from the worker."""
+    for rel, path in _walk_files(Path(root)):
+        if not rel.endswith(".py"):
+            continue
+        try:
+            if os.stat(path).st_size > PARSE_AT_MOST:
+                continue
+            ast.parse(Path(path).read_bytes())
+        except (RecursionError, MemoryError):
+            return rel
+        except (SyntaxError, ValueError, OSError):
+            continue
+    return None
 
 
 def _top_dirs(root: Path) -> list[str]:
@@ -214,9 +238,9 @@ def is_flat_package(root: Path) -> bool:
 
 def _wrap_in_package(root: Path) -> None:
     """Move everything at the top of the scratch copy into ``dezero/``: the same layout, and the
-    same content hash, as the folder uploaded with its package folder."""
-    staging = root / ".dezero-flat"
-    staging.mkdir()
+    same content hash, as the folder uploaded with its package folder. The staging folder gets a
+    name no file of the upload has (the learner chooses every name there is)."""
+    staging = Path(tempfile.mkdtemp(prefix=".dezero-flat-", dir=root))
     for e in list(os.scandir(root)):
         if e.name != staging.name:
             os.rename(e.path, staging / e.name)

@@ -220,7 +220,8 @@ class _Session:
         if self.remaining() <= 0:
             return _not_run(probe, 'not run: your code had already used up the {:g} s allowed for '
                             'grading the whole submission'.format(self.limits.total_s))
-        failure = self.begin('restarting your code after a failure')
+        failure = self.begin('restarting your code after a failure' if self.learner else
+                             'restarting the grader\'s reference implementation')
         if failure is None:
             return None
         if failure.code == 'tampered':
@@ -374,7 +375,9 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     session = _Session(target, device_mode, limits, era)
     observations, claims = {}, []
     try:   # whatever happens here, the worker is closed before this returns or raises
-        failure = session.begin('importing your code')
+        # the reference's failure is said as the grader's, never as the learner's code
+        failure = session.begin('importing your code' if session.learner else
+                                'importing the grader\'s reference implementation')
         if failure is not None:
             return WorkerRun({}, None, failure, (), failure.output_tail)
         for probe in probes:

@@ -156,6 +156,12 @@ class Scorecard:
         return self.verdict == 'invalid'
 
     @property
+    def grader_failed(self) -> bool:
+        """The grader failed on the submission (`grader-error`): the document is no grade, and
+        every export says it is not graded."""
+        return self.is_invalid and self.invalid is not None and self.invalid.code == 'grader-error'
+
+    @property
     def notebook(self) -> Mapping[str, Any] | None:
         """What the graded code's notebooks gave (`grader.notebook.Expansion.to_json`), or None
         when no notebook was read."""

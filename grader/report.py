@@ -21,18 +21,23 @@ _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36'
 
 
 # what a terminal would obey rather than show: C0 and C1 controls (escape sequences, carriage
-# returns, backspaces) and the bidirectional overrides; a tab and (in multi-line text) a newline
-# are shown as they are
-_CONTROLS = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]')
-_CONTROLS_AND_NEWLINE = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]')
+# returns, backspaces), the line and paragraph separators and the bidirectional overrides; and
+# what no encoding can write (lone surrogates); a tab and (in multi-line text) a newline are
+# shown as they are
+_CONTROLS = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069'
+                       '\ud800-\udfff]')
+_CONTROLS_AND_NEWLINE = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e'
+                                   '\u2066-\u2069\ud800-\udfff]')
+_NAMED = {'\n': '\\n', '\r': '\\r'}
 
 
 def printable(text: str, lines: bool = True) -> str:
     """`text` (a learner's message, a file name) as a terminal shows it and obeys nothing of it:
-    every control character written as an escape (`\\x1b`), newlines too unless `lines`."""
+    every control character written as an escape (`\\x1b`, `\\r`), newlines too (`\\n`) unless
+    `lines`, and a lone surrogate as its escape (`\\udc80`)."""
     pattern = _CONTROLS if lines else _CONTROLS_AND_NEWLINE
-    return pattern.sub(lambda m: '\\x{:02x}'.format(ord(m.group())) if ord(m.group()) < 256
-                       else '\\u{:04x}'.format(ord(m.group())), text)
+    return pattern.sub(lambda m: _NAMED.get(m.group()) or ('\\x{:02x}'.format(ord(m.group()))
+                       if ord(m.group()) < 256 else '\\u{:04x}'.format(ord(m.group()))), text)
 
 
 def html_text(value) -> str:
@@ -41,14 +46,16 @@ def html_text(value) -> str:
     return html.escape(printable(str(value)), quote=True)
 
 
-def printable_tree(value):
-    """A document with every string in it made printable (dict keys too)."""
+def printable_tree(value, lines: bool = True):
+    """A document with every string in it made printable (dict keys too); newlines escaped too
+    unless `lines`."""
     if isinstance(value, str):
-        return printable(value)
+        return printable(value, lines)
     if isinstance(value, dict):
-        return {printable(k) if isinstance(k, str) else k: printable_tree(v) for k, v in value.items()}
+        return {printable(k, lines) if isinstance(k, str) else k: printable_tree(v, lines)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [printable_tree(v) for v in value]
+        return [printable_tree(v, lines) for v in value]
     return value
 
 
@@ -100,8 +107,10 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
     Gradescope), and the commands it prints are then run in the folder that holds the code.
     `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
     reason and the score (which count the others) are not shown."""
-    # learner text is shown, never obeyed; only our colours are codes
-    card = Scorecard.from_document(printable_tree(doc))
+    # learner text is shown, never obeyed; only our colours are codes. Every text is one line
+    # (its newlines escaped), so that no message can start a line of its own (a forged verdict
+    # line); only what the code printed keeps its lines, each indented under its heading
+    card = Scorecard.from_document(printable_tree(doc, lines=False))
     out = []
     env = card.environment
     out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '
@@ -133,7 +142,7 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
     if card.is_invalid:
         inv = card.invalid
         out.append('  [{}]'.format(inv.code if inv else ''))
-        tail = inv.output_tail.strip() if inv else ''
+        tail = printable(str(doc.get('invalid', {}).get('output_tail') or ''), lines=True).strip()
         if tail:
             out.append('  what your code printed last:')
             out.extend('    ' + l for l in tail.splitlines()[-12:])

@@ -127,13 +127,33 @@ def check_seed(seed: int, check_id: str) -> int:
     return int(hashlib.sha256('{}:{}'.format(seed, check_id).encode()).hexdigest()[:8], 16)
 
 
-def grade(source, step: int, options: Options = Options(), progress=None) -> dict:
+def grade(source, step: int, options: Options = Options(), progress=None,
+          on_grader_error=None) -> dict:
+    """The scorecard of `source` at `step`. Never raises for anything a submission holds: what
+    the learner handed in that cannot be graded is an `invalid` scorecard with its reason, and a
+    failure of the grader itself (its reference, a judge, a bug on any input) a `grader-error`
+    scorecard that says so and is never a grade. Only a usage error stops it before grading (an
+    unknown step, --device cuda without a GPU, bubblewrap asked for and missing).
+    `on_grader_error(exc)` hears of the exception behind a `grader-error` scorecard (a batch logs
+    its traceback for the instructor; the learner's document never holds one)."""
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
     # which sandbox, decided once: every worker of this grading gets it, the scorecard says it
     options = dataclasses.replace(options, limits=dataclasses.replace(
         options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
+    try:
+        return _grade(source, step, assignment, device_mode, options, progress, started,
+                      on_grader_error)
+    except Exception as e:   # the boundary: a bug of ours on any input is a scorecard, not a crash
+        if on_grader_error is not None:
+            on_grader_error(e)
+        return scorecard.grader_error(source, assignment, options, device_mode, e,
+                                      seed=options.seed or 0, started=started)
+
+
+def _grade(source, step, assignment, device_mode, options, progress, started,
+           on_grader_error) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:
@@ -151,8 +171,10 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         def grader_failed(e):
             # the grader's own failure (its reference, or a judge): the learner still gets a
             # scorecard, and it says whose failure it was
-            return scorecard.invalid(source, assignment, options, device_mode, 'grader-error',
-                                     str(e), seed=seed, started=started, submission=sub)
+            if on_grader_error is not None:
+                on_grader_error(e)
+            return scorecard.grader_error(source, assignment, options, device_mode, e, seed=seed,
+                                          started=started, submission=sub)
 
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
@@ -175,7 +197,7 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
         if learner.failure is None:
             learner = forged_reports(learner)
         if learner.failure is not None:
-            f = learner.failure
+            f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
                                      output_tail=f.output_tail)
@@ -191,6 +213,22 @@ def grade(source, step: int, options: Options = Options(), progress=None) -> dic
                                learner, started, diagnosis=diagnosis)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _parser_limit(failure, sub):
+    """An import that ran out of memory or recursed without end may be Python's parser giving up
+    on a file nested too deep (`x = ----...1`, 100,000 deep): then that file is named, as for a
+    syntax error, instead of blaming a memory limit the code never reached."""
+    if failure.code not in ('memory', 'import-error') or (
+            failure.code == 'import-error' and 'RecursionError' not in failure.message):
+        return failure
+    rel = load.beyond_the_parser(sub.root)
+    if rel is None:
+        return failure
+    return dataclasses.replace(failure, code='syntax-error', message=(
+        'Python cannot read {}: it nests deeper than Python\'s parser goes (an expression or '
+        'block nested thousands of levels deep); write it as smaller pieces'.format(
+            rel)))
 
 
 @dataclass(frozen=True)

@@ -63,13 +63,22 @@ def dumps(document) -> str:
     return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + '\n'
 
 
+# How every text file of the grader is encoded: UTF-8, and a character UTF-8 cannot hold (a lone
+# surrogate, from a learner's exception message or a file name that is not UTF-8) written as its
+# escape `\udc80`. In a JSON string that escape is JSON's own, so the document reads back as it
+# was; in HTML, CSV, XML or DOT it is shown as text. Nothing is dropped, no writer fails.
+ENCODING, ERRORS = 'utf-8', 'backslashreplace'
+
+
 def write_text_atomic(path, text: str) -> None:
+    """Write `text` to `path` atomically (temporary file, fsync, rename), encoded as every text
+    of the grader is (`ENCODING`, `ERRORS`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix='.' + path.name + '.', suffix='.tmp', dir=path.parent)
     try:
         os.chmod(tmp, 0o644)   # mkstemp makes it private; results are meant to be shared
-        with os.fdopen(fd, 'w', encoding='utf-8') as f:
+        with os.fdopen(fd, 'w', encoding=ENCODING, errors=ERRORS) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from grader import notebook, schema, score
+from grader.errors import GraderError
 from grader.wire import Array
 
 SCHEMA_VERSION = '1.0'
@@ -174,6 +175,28 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
     doc = _from_notebooks(doc, submission)
     schema.validate('scorecard', doc)
     return doc
+
+
+GRADER_ERROR = 'grader-error'
+
+
+def grader_error_message(error: BaseException) -> str:
+    """What a learner (and an instructor) reads of the grader's own failure: whose fault it is,
+    and that it is no grade."""
+    detail = str(error) if isinstance(error, GraderError) else '{}: {}'.format(
+        type(error).__name__, error)
+    return ('the grader failed on this submission: a bug of the grader or a problem of the machine '
+            'it ran on, not the submission\'s fault; nothing of it counts as a grade, and it will '
+            'be graded again ({})'.format(detail[:1000]))
+
+
+def grader_error(source, assignment, options, device_mode, error, *, seed, started,
+                 submission=None):
+    """The scorecard of a grading the grader itself failed (`grader-error`): `invalid` in form,
+    so that every reader has a document, but never a grade (the exports say "not graded")."""
+    return invalid(source, assignment, options, device_mode, GRADER_ERROR,
+                   grader_error_message(error), seed=seed, started=started,
+                   submission=submission)
 
 
 def compatibility(findings, submission=None) -> list:

@@ -41,12 +41,14 @@ def grade_one(task: GradeTask) -> dict:
     from grader import run
     started = time.perf_counter()
     entry, out = task.entry, Path(task.out)
+    failed = []
     try:
         doc = run.grade(entry.path, task.options.step,
-                        dataclasses.replace(task.options.run_options(), timing=task.timing))
+                        dataclasses.replace(task.options.run_options(), timing=task.timing),
+                        on_grader_error=failed.append)
         card = out / SCORECARDS / (entry.id + '.json')
         scorecard.write(card, doc)
-        if doc.get('invalid', {}).get('code') != 'grader-error':
+        if doc.get('invalid', {}).get('code') != scorecard.GRADER_ERROR:
             # a scorecard of the grader's own failure has no receipt: resuming grades it again
             write_receipt(out, entry, task.fingerprint, task.options, task.timing)
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
@@ -54,7 +56,11 @@ def grade_one(task: GradeTask) -> dict:
                                   'is a bug of the grader, not of the submission'.format(
                                       type(exc).__name__, exc),
                                   seconds=time.perf_counter() - started)
-    return pool.graded(entry.id, doc, seconds=time.perf_counter() - started)
+    # a scorecard that says the grader failed (`grader-error`) is listed as not graded by the
+    # summary and the exports; the instructor's log gets the traceback behind it
+    return pool.graded(entry.id, doc, seconds=time.perf_counter() - started,
+                       **({'traceback': pool.traceback_of(failed[0]), 'reason': doc['reason']}
+                          if failed else {}))
 
 
 def watchdog_s(task) -> float:

@@ -26,11 +26,13 @@ import os
 import signal
 import sys
 import tempfile
+import textwrap
 import time
 import traceback
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from grader import report
 from grader.batch.records import Failure
 
 THREAD_ENV = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1',
@@ -74,6 +76,11 @@ def grader_failed(task_id: str, reason: str, **extra) -> dict:
     grading: `reason` for the summary, the traceback for the instructor."""
     return {'id': task_id, 'ok': False, 'code': 'grader-error', 'reason': reason,
             'traceback': traceback.format_exc(), **extra}
+
+
+def traceback_of(error: BaseException) -> str:
+    """The traceback of an exception already handled (behind a `grader-error` scorecard)."""
+    return ''.join(traceback.format_exception(type(error), error, error.__traceback__))
 
 
 def default_jobs() -> int:
@@ -143,11 +150,17 @@ def grade_all(tasks, jobs, work: Path, progress, *, grade_one, watchdog) -> list
 
     def finished(result):
         suspects.discard(result['id'])
+        if not result['ok'] or result.get('traceback'):
+            # learner text may be in both (an exception's message): the reason is one line, the
+            # traceback's lines are indented, so neither can forge a progress line
+            progress.note('{}: {}\n{}'.format(
+                report.printable(result['id'], lines=False),
+                report.printable(str(result.get('reason') or 'the grader failed'), lines=False),
+                textwrap.indent(report.printable(str(result.get('traceback') or '')), '    ')))
         if result['ok']:
             progress.update(result['id'], '{} {:g}/{:g}'.format(
                 result['verdict'], result['earned'], result['possible']))
             return
-        progress.note('{}: {}\n{}'.format(result['id'], result['reason'], result['traceback']))
         failures.append(Failure(result['id'], result['code'], result['reason']))
         progress.update(result['id'], result['code'])
 

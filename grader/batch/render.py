@@ -10,7 +10,7 @@ from grader.status import VERDICTS
 def render(summary: dict, out, *, merged: bool = False) -> str:
     """The summary for a person: counts, scores, frequent root causes, what could not be graded;
     for a merge, the shards that are missing."""
-    summary = report.printable_tree(summary)
+    summary = report.printable_tree(summary, lines=False)   # one line each: nothing forged
     a, c, s = summary['assignment'], summary['counts'], summary['scores']
     shards = summary['shards']
     where = '' if shards['count'] == 1 else ' (shard{} {} of {})'.format(

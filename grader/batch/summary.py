@@ -26,6 +26,8 @@ def _round(x):
 
 
 def _score_stats(graded, possible) -> dict:
+    # a scorecard of the grader's own failure is no grade: it counts in no statistic of scores
+    graded = [(i, card) for i, card in graded if not card.grader_failed]
     earned = [card.score.earned for _, card in graded]
     extension = [card.score.extension_earned for _, card in graded]
     histogram = []

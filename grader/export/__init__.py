@@ -44,6 +44,18 @@ class Written:
         return tuple('{}: {}'.format(who, why) for who, why in self.left_out)
 
 
+# what a spreadsheet takes for the start of a formula (OWASP's list for CSV injection)
+_FORMULA_START = ('=', '+', '-', '@', '\t', '\r')
+
+
+def spreadsheet_text(cell: str) -> str:
+    """A text cell of a CSV the grader writes, as a spreadsheet shows it and never runs: a cell
+    that starts like a formula (`=HYPERLINK(...)`, `+`, `-`, `@`, a tab or a carriage return)
+    gets a leading `'`, which spreadsheets read as "this is text" (OWASP's rule)."""
+    cell = str(cell)
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell
+
+
 def no_scorecard(graded) -> list:
     """(id, why) of the batch's submissions left without a scorecard: nothing to export."""
     return [(u['id'], 'no scorecard ({}: {})'.format(u['code'], u['reason']))

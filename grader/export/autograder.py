@@ -21,6 +21,7 @@ autograder's stdout, which Gradescope shows to instructors only.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import stat
@@ -36,8 +37,8 @@ DEFAULT_ROOT = '/autograder'
 POLICY_FILE = 'policy.json'
 REQUIREMENTS = ('numpy>=1.26', 'jsonschema>=4.18', 'matplotlib>=3.5', 'pillow>=9')
 GRADER_FAILED = ('The autograder could not grade this submission because of a problem in the '
-                 'grader itself, not in your code. Your instructor can see the details; please '
-                 'let them know.')
+                 'grader itself, not in your code: this is not a grade, and it will be regraded. '
+                 'Your instructor can see the details; please let them know.')
 
 _RUN = r'''#!/usr/bin/env bash
 # Gradescope runs this once per submission (copied to /autograder/run_autograder, working
@@ -68,7 +69,7 @@ PYTHONPATH="$SOURCE${{PYTHONPATH:+:$PYTHONPATH}}" "$PYTHON" "$SOURCE/start_grade
 if [ ! -s "$DEZERO_RESULTS_DIR/results.json" ]; then
     # The grader could not even start: the learner still gets a clean message.
     cat > "$DEZERO_RESULTS_DIR/results.json" <<'JSON'
-{{"score": 0.0, "output": "{failed}", "output_format": "text", "stdout_visibility": "hidden", "tests": []}}
+{failed}
 JSON
 fi
 exit 0
@@ -153,7 +154,8 @@ def write_folder(dest, step: int, *, profile: str = 'book', era: str = 'book',
         raise ValueError('sandbox must be auto, bubblewrap or basic')
     values = dict(step=step, profile=profile, era=era, timeout=timeout_s, memory=memory_mb,
                   visibility='--visibility {} '.format(visibility) if visibility else '',
-                  sandbox=sandbox, root=DEFAULT_ROOT, failed=GRADER_FAILED)
+                  sandbox=sandbox, root=DEFAULT_ROOT,
+                  failed=json.dumps(gradescope.grading_failed(GRADER_FAILED, 'not-started')))
     if course is not None:
         schema.write_json(dest / POLICY_FILE, course.document, policy.SCHEMA)
     if secret_file is not None:
@@ -193,7 +195,6 @@ def _submission(folder: Path) -> Path:
 
 def _metadata(path: Path) -> dict | None:
     """Gradescope's submission_metadata.json, or None where there is none (a local run)."""
-    import json
     try:
         with open(path, encoding='utf-8') as f:
             doc = json.load(f)
@@ -203,10 +204,8 @@ def _metadata(path: Path) -> dict | None:
 
 
 def _fallback(results_path: Path, error: BaseException) -> None:
-    doc = {'score': 0.0, 'output': GRADER_FAILED, 'output_format': 'text', 'visibility': 'visible',
-           'stdout_visibility': 'hidden', 'tests': [],
-           'extra_data': {'grader_error': type(error).__name__}}
-    schema.write_json(results_path, doc, gradescope.SCHEMA)
+    schema.write_json(results_path, gradescope.grading_failed(GRADER_FAILED, type(error).__name__),
+                      gradescope.SCHEMA)
 
 
 def main(argv=None) -> int:

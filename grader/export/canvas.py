@@ -5,11 +5,14 @@ Format only. The columns are Canvas's own gradebook layout — `Student`, `ID`, 
 makes the import create a new assignment), with the "Points Possible" row Canvas exports under
 the header. The score is the scorecard's book-tier score. The roster maps submission ids to
 people (a person is found by any of their ids, `Roster.match`); submissions it does not name,
-people without a Canvas id, and people with no scorecard, are left out (the import leaves their
-grades as they are) and said to be. A gradebook with no row is not written.
+people without a Canvas id, people with no scorecard, and submissions the grader failed on
+(`grader-error`: no grade) are left out (the import leaves their grades as they are) and said to
+be. A gradebook with no row is not written.
 
 The rows are built as an intermediate record validated against
-`schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally.
+`schemas/canvas-gradebook.schema.json`, rendered, then read back and checked structurally. A
+text cell that a spreadsheet would run as a formula (a roster name `=HYPERLINK(...)`) is written
+with a leading `'` (`grader.export.spreadsheet_text`).
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import io
 from pathlib import Path
 
 from grader import schema
-from grader.export import ExportError, Written, lateness, without_scorecard
+from grader.export import ExportError, Written, lateness, spreadsheet_text, without_scorecard
 
 SCHEMA = 'canvas-gradebook'
 HEADER = ('Student', 'ID', 'SIS User ID', 'SIS Login ID', 'Section')
@@ -49,6 +52,10 @@ def record(graded, roster, *, name: str | None = None, assignment_id: str | None
         if person is None:
             left_out.append((sub.id, 'not in the roster'))
             continue
+        if sub.card.grader_failed:   # no grade: the import keeps the one Canvas has
+            left_out.append((sub.id, 'not graded: the grader failed on it (grader-error), not '
+                             'the submission; grade it again'))
+            continue
         if not (person.canvas_id or person.sis_user_id or person.sis_login_id):
             left_out.append((sub.id, 'no ID, SIS User ID or SIS Login ID in the roster ({}): '
                              'Canvas cannot match it to a student'.format(
@@ -72,14 +79,21 @@ def _number(x: float) -> str:
     return '{:g}'.format(x)
 
 
+_TEXT_COLUMNS = ('student', 'id', 'sis_user_id', 'sis_login_id', 'section')
+
+
+def _cells(r: dict) -> list:
+    """A record row's text cells as written: a formula neutralised (`spreadsheet_text`)."""
+    return [spreadsheet_text(r[k]) for k in _TEXT_COLUMNS]
+
+
 def render(doc: dict) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator='\r\n')
-    writer.writerow(HEADER + (doc['assignment']['column'],))
+    writer.writerow(HEADER + (spreadsheet_text(doc['assignment']['column']),))
     writer.writerow((POINTS_ROW, '', '', '', '', _number(doc['assignment']['points_possible'])))
     for r in doc['rows']:
-        writer.writerow((r['student'], r['id'], r['sis_user_id'], r['sis_login_id'],
-                         r['section'], _number(r['score'])))
+        writer.writerow(_cells(r) + [_number(r['score'])])
     return buf.getvalue()
 
 
@@ -87,7 +101,7 @@ def check(text: str, doc: dict) -> None:
     """Read the CSV back: Canvas's header, the points row, one row per record row with the same
     identities and score. Raises ExportError (our bug) when it does not hold."""
     rows = list(csv.reader(io.StringIO(text)))
-    expected_header = list(HEADER) + [doc['assignment']['column']]
+    expected_header = list(HEADER) + [spreadsheet_text(doc['assignment']['column'])]
     problems = []
     if not rows or rows[0] != expected_header:
         problems.append('header {} instead of {}'.format(rows[0] if rows else None, expected_header))
@@ -97,8 +111,7 @@ def check(text: str, doc: dict) -> None:
         if rows[1][0].strip() != 'Points Possible' or float(rows[1][5]) != doc['assignment']['points_possible']:
             problems.append('the second row is not the Points Possible row: {}'.format(rows[1]))
         for got, want in zip(rows[2:], doc['rows']):
-            if len(got) != 6 or got[:5] != [want['student'], want['id'], want['sis_user_id'],
-                                            want['sis_login_id'], want['section']] \
+            if len(got) != 6 or got[:5] != _cells(want) \
                     or float(got[5]) != want['score']:
                 problems.append('row {} does not match {}'.format(got, want))
                 break

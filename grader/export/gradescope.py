@@ -14,7 +14,9 @@ as Gradescope withholds the total score, and the root causes count the visible c
 test for what the policy took is shown when the checks it names are. The autograder writes it
 in Gradescope's `md` format (its `html` is sanitised and gets no styles); the commands in it
 run on the learner's own machine, in the folder that holds their code. Nothing from the grader's
-own logs goes in. An invalid submission gets one failed test that says why. Validated against
+own logs goes in. An invalid submission gets one failed test that says why. A scorecard of the
+grader's own failure (`grader-error`) is no grade: its results.json has no score at all and one
+test "Grading failed (not your code's fault); it will be regraded". Validated against
 `schemas/gradescope-results.schema.json` before writing.
 
 The autograder folder that runs this on Gradescope is written by `grader.export.autograder`.
@@ -86,6 +88,21 @@ def _invalid_test(card: Scorecard) -> dict:
     }
 
 
+GRADING_FAILED_TEST = 'Grading failed (not your code\'s fault); it will be regraded'
+
+
+def grading_failed(output: str, error: str, output_format: str = 'text') -> dict:
+    """The results.json of a grading the grader failed (`grader-error`, or the grader crashing
+    on Gradescope): no score anywhere, so that Gradescope keeps nothing of it as a grade, and one
+    test that says so in words. `error` names the failure for the instructor (`extra_data`)."""
+    out = {'output': output, 'output_format': output_format, 'visibility': 'visible',
+           'stdout_visibility': 'hidden', 'extra_data': {'grader_error': error},
+           'tests': [{'status': 'failed', 'name': GRADING_FAILED_TEST, 'number': '0',
+                      'output': output, 'tags': ['grader-error'], 'visibility': 'visible'}]}
+    schema.validate(SCHEMA, out)
+    return out
+
+
 def _output(doc: dict, withheld: bool, output_format: str = 'text') -> str:
     """The learner-visible report of the checks whose tests are visible: the terminal report as
     text, or in Markdown (Gradescope renders its `md`; its `html` is sanitised and unstyled, so
@@ -137,6 +154,8 @@ def results(doc: dict, *, visibility: str | None = None, output_format: str = 't
     if visibility not in VISIBILITIES:
         raise ValueError('visibility must be one of {}, found {!r}'.format(VISIBILITIES, visibility))
     card = Scorecard.from_document(doc)
+    if card.grader_failed:
+        return grading_failed(_output(doc, False, output_format), card.invalid.code, output_format)
     tests = []
     if card.is_invalid:
         tests.append(_invalid_test(card))

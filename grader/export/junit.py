@@ -4,7 +4,8 @@ Format only. One `<testsuite>` per submission (properties: verdict, score, seed,
 one `<testcase>` per check of its scorecard: a failed check is a `<failure>`, a check where the
 learner's code raised or ran too long an `<error>`, a check that could not judge `<skipped>`.
 A submission that could not be graded is one `<error>` case named `load` (invalid verdict) or
-`grade` (no scorecard), so a dashboard shows it red rather than empty.
+`grade` (no scorecard, or a scorecard of the grader's own failure, `grader-error`: verdict
+`ungraded`, never a grade), so a dashboard shows it red rather than empty.
 
 Built as an intermediate record validated against `schemas/junit-report.schema.json`, rendered
 with the standard library, then parsed back and checked structurally (root `testsuites`,
@@ -22,21 +23,35 @@ from grader.export import ExportError, Written, check_text, lateness
 SCHEMA = 'junit-report'
 _OUTCOME = {'passed': 'passed', 'failed': 'failure', 'error': 'error', 'timeout': 'error',
             'skipped': 'skipped', 'not_applicable': 'skipped'}
-# XML 1.0 cannot hold most control characters, which learner output may contain.
+# XML 1.0 cannot hold most control characters nor lone surrogates, which learner output may
+# contain: each is written as its escape (`\x1b`, `\udc80`), so nothing is lost
 _NOT_XML = re.compile('[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
 _CLASS_PART = re.compile(r'[^A-Za-z0-9_]+')
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub('?', text)
+    return _NOT_XML.sub(lambda m: ('\\x{:02x}' if ord(m.group()) < 256 else '\\u{:04x}').format(
+        ord(m.group())), text)
 
 
 def _classname(step: int, submission_id: str) -> str:
     return 'dezero.step{:02d}.{}'.format(step, _CLASS_PART.sub('_', submission_id) or 'submission')
 
 
+def _ungraded(step: int, ident: str, code: str, reason: str, timestamp=None, time=0.0) -> dict:
+    """The suite of a submission that has no grade: one `grade` case, an error."""
+    return {'name': ident, 'timestamp': timestamp, 'time': time,
+            'properties': {'verdict': 'ungraded', 'code': code},
+            'cases': [{'classname': _classname(step, ident), 'name': 'grade', 'time': time,
+                       'outcome': 'error', 'message': '{}: {}'.format(code, reason),
+                       'detail': ''}]}
+
+
 def _suite(sub, step) -> dict:
     card = sub.card
+    if card.grader_failed:   # the grader's failure: not graded, whatever the checks said
+        return _ungraded(step, sub.id, card.invalid.code, 'not graded: ' + card.reason,
+                         card.generated_at.rstrip('Z'), float(card.duration_s))
     score = card.score
     props = {'verdict': card.verdict, 'score': '{:g}/{:g}'.format(score.earned, score.possible),
              'extension_score': '{:g}/{:g}'.format(score.extension_earned,
@@ -64,12 +79,7 @@ def _suite(sub, step) -> dict:
 def record(graded) -> dict:
     suites = [_suite(s, graded.step) for s in graded.submissions]
     for u in graded.without_scorecard:
-        suites.append({'name': u['id'], 'timestamp': None, 'time': 0.0,
-                       'properties': {'verdict': 'ungraded', 'code': u['code']},
-                       'cases': [{'classname': _classname(graded.step, u['id']), 'name': 'grade',
-                                  'time': 0.0, 'outcome': 'error',
-                                  'message': '{}: {}'.format(u['code'], u['reason']),
-                                  'detail': ''}]})
+        suites.append(_ungraded(graded.step, u['id'], u['code'], u['reason']))
     suites.sort(key=lambda s: s['name'])
     doc = {'schema_version': '1.0',
            'name': 'dezero-grade step {}: {}'.format(graded.step, graded.title),

@@ -6,7 +6,8 @@ line item's `/scores` endpoint (media type application/vnd.ims.lis.v1.score+json
 also carries the line item the scores belong to. `scoreGiven` is the scorecard's book-tier
 score, `timestamp` the time the scorecard was written, the comment the verdict and the first
 failing checks. A grade is final (`FullyGraded`, `Completed`) for every verdict: an invalid
-submission's 0 is its grade.
+submission's 0 is its grade. A scorecard of the grader's own failure (`grader-error`) is no
+grade: its Score has `gradingProgress: Failed` and no `scoreGiven`, and the export warns.
 
 `userId` comes from the roster's `lti_user_id` of the person a submission is found by (any of
 their ids, `Roster.match`); without a roster, the submission id is taken to be the learner's LTI
@@ -35,6 +36,9 @@ def timestamp(generated_at: str) -> str:
 
 
 def comment(card: Scorecard) -> str:
+    if card.grader_failed:
+        return ('Not graded: the grader failed on this submission (not the submission\'s fault); '
+                'it will be graded again.')[:COMMENT_CHARS]
     score = card.score
     text = '{}: {:g}/{:g}. {}'.format(card.verdict.upper(), score.earned, score.possible,
                                       card.reason)
@@ -74,6 +78,14 @@ def document(graded, roster=None):
                              and sub.id in found else 'not in the roster'))
             continue
         card = sub.card
+        if card.grader_failed:
+            # the grader's failure is no grade: AGS's "Failed" grading, and no score to keep
+            scores.append({'userId': user, 'comment': comment(card),
+                           'timestamp': timestamp(card.generated_at),
+                           'activityProgress': 'Submitted', 'gradingProgress': 'Failed'})
+            warnings.append('{}: not graded (the grader failed on it): posted as gradingProgress '
+                            'Failed with no score; grade it again'.format(sub.id))
+            continue
         scores.append({
             'userId': user,
             'scoreGiven': float(card.score.earned),

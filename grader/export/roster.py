@@ -35,6 +35,10 @@ spreadsheets write them are fine):
   (the folder name of Gradescope's "Export Submissions"); `Submission Time` is read as
   `submitted_at`.
 
+An instructor may add columns to either export for what it lacks -- `lti_user_id` for the LTI
+scores, `email`, `submitted_at`, `due` -- under any of the names above; they are read as in a
+roster of one's own.
+
 Whatever the roster was read from, a person is found by any of their ids (`match`): the
 submission id, the aliases, the Canvas ID, SIS User ID, SIS Login ID, LTI user id, the email and
 its part before the @ -- an id two people share names neither.
@@ -44,7 +48,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import schema
@@ -228,12 +232,17 @@ def _gradescope_person(cell):
                   submitted_at=cell('submission_time'))
 
 
+ADDED = ('lti_user_id', 'email', 'submitted_at', 'due')   # columns an instructor adds to an export
+
+
 def _from_export(reader, names, source, person_of):
-    """People from a Canvas gradebook or Gradescope roster export; every id that names someone
-    names one person only."""
-    index = {}
+    """People from a Canvas gradebook or Gradescope roster export, with the `ADDED` columns an
+    instructor put in; every id that names someone names one person only."""
+    index, added = {}, {}
     for i, name in enumerate(names):
         index.setdefault(name, i)
+        if _ALIASES.get(name) in ADDED:
+            added.setdefault(_ALIASES[name], i)
     people, owner = [], {}
     try:
         for line, row in enumerate(reader, start=2):
@@ -243,6 +252,9 @@ def _from_export(reader, names, source, person_of):
             person = person_of(cell)
             if person is None:
                 continue
+            extra = {field: row[i].strip() for field, i in added.items()
+                     if i < len(row) and row[i].strip() and not getattr(person, field)}
+            person = replace(person, **extra) if extra else person
             for key in person.keys:
                 if key in owner:
                     raise RosterError('{}: {!r} names the people on lines {} and {}; each id '

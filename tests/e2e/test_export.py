@@ -323,7 +323,10 @@ def test_a_grader_failure_still_gives_the_learner_a_clean_result(autograder_zip,
     (box / 'submission' / 'dezero' / '__init__.py').write_text('')
     (box / 'source' / 'schemas' / 'scorecard.schema.json').write_text('{ broken')
     results, proc = _run_box(box)
-    assert results['score'] == 0 and results['output'] == autograder.GRADER_FAILED
+    # no grade: no score anywhere, and a test that says grading failed and will be redone
+    assert 'score' not in results and results['output'] == autograder.GRADER_FAILED
+    assert [t['name'] for t in results['tests']] == [gradescope.GRADING_FAILED_TEST]
+    assert not any('score' in t for t in results['tests'])
     assert 'Traceback' not in json.dumps(results)
     assert 'Traceback' in proc.stdout          # for the instructor, in Gradescope's stdout
 
@@ -331,7 +334,8 @@ def test_a_grader_failure_still_gives_the_learner_a_clean_result(autograder_zip,
 def test_an_interpreter_that_cannot_start_still_gives_a_result(autograder_zip, tmp_path):
     box = _gradescope_box(tmp_path, autograder_zip)
     results, _ = _run_box(box, DEZERO_PYTHON='/bin/false')
-    assert results['score'] == 0 and 'problem in the grader itself' in results['output']
+    assert 'score' not in results and 'problem in the grader itself' in results['output']
+    assert [t['name'] for t in results['tests']] == [gradescope.GRADING_FAILED_TEST]
 
 
 @pytest.mark.parametrize('name', ['batch-summary', 'batch-receipt', 'roster', 'gradescope-results',

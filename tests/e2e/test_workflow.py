@@ -53,7 +53,8 @@ def test_the_recipe_installs_the_grader_from_the_course_copy_only():
 
 def _course(tmp: Path) -> Path:
     """The course repository: submissions/step52 (an accepted one, the diamond-graph bug, a
-    flat upload), the roster as Canvas exports it, a policy."""
+    flat upload), the roster as Canvas exports it with the LTI user ids the instructor added (the
+    recipe posts LTI scores), a policy."""
     repo = tmp / 'course'
     subs = repo / 'submissions' / 'step{}'.format(STEP)
     subs.mkdir(parents=True)
@@ -64,10 +65,10 @@ def _course(tmp: Path) -> Path:
     faults.inject(base.root, subs / 'dave', diamond, base.entry)
     shutil.copytree(base.root / 'dezero', subs / 'carol')      # the files without the folder
     (repo / 'roster.csv').write_text(
-        '\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Step 52 (77)\n'
-        '    Points Possible,,,,,30\n'
-        '"Liddell, Alice",1001,S-1,alice,A,\n"Cooper, Carol",1003,S-3,carol,A,\n'
-        '"Dent, Dave",1004,S-4,dave,B,\n"Student, Test",9999,,,A,\n', encoding='utf-8')
+        '\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,LTI User ID,Step 52 (77)\n'
+        '    Points Possible,,,,,,30\n'
+        '"Liddell, Alice",1001,S-1,alice,A,lti-a,\n"Cooper, Carol",1003,S-3,carol,A,lti-c,\n'
+        '"Dent, Dave",1004,S-4,dave,B,lti-d,\n"Student, Test",9999,,,A,,\n', encoding='utf-8')
     (repo / 'policy.json').write_text(json.dumps(
         {'schema_version': '1.0', 'name': 'spring', 'rollback': {'score': 'cap', 'fraction': 0.5}}))
     return repo
@@ -191,6 +192,8 @@ def test_the_recipe_runs_from_a_fresh_venv(tmp_path):
                     'Dent, Dave': '{:g}'.format(possible / 2)}
     lti = json.loads((merged / 'exports' / 'lti-scores.json').read_text())
     assert lti['lineitem']['scoreMaximum'] == possible
+    assert {x['userId']: x['scoreGiven'] for x in lti['scores']} == {
+        'lti-a': possible, 'lti-c': possible, 'lti-d': possible / 2}
     gradescope = json.loads((merged / 'exports' / 'gradescope' / 'dave' / 'results.json').read_text())
     assert gradescope['score'] == possible / 2
     assert (merged / 'exports' / 'junit.xml').is_file()

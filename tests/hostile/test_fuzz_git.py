@@ -215,9 +215,9 @@ def _write(desc: dict, root: Path, secret: Path) -> Path:
 
 # -- what must hold of every example ---------------------------------------------------------------
 
-def _children() -> list:
-    """Processes whose parent is this one (a leftover git, a worker)."""
-    mine, out = str(os.getpid()), []
+def _children() -> dict:
+    """Processes whose parent is this one (a leftover git, a worker), with their command lines."""
+    mine, out = str(os.getpid()), {}
     for pid in os.listdir('/proc'):
         if not pid.isdigit():
             continue
@@ -227,7 +227,9 @@ def _children() -> list:
         except OSError:
             continue
         if fields[1] == mine:
-            out.append(pid)
+            with contextlib.suppress(OSError):
+                with open('/proc/{}/cmdline'.format(pid), 'rb') as f:
+                    out[pid] = f.read().replace(b'\0', b' ').decode('utf-8', 'replace').strip()
     return out
 
 
@@ -235,7 +237,9 @@ def _children() -> list:
 def _arena():
     """A folder for one example (`root`), a secret outside the repository, a private temporary
     folder; afterwards: nothing written outside root/out and root/scratch, the temporary folder
-    empty, no process left."""
+    empty, no process left that the example started (a test run earlier in this pytest worker
+    may have left children of its own: they were there before and are not this example's)."""
+    before = set(_children())
     with tempfile.TemporaryDirectory(prefix='fuzz-git-') as base:
         base = Path(base)
         root, tmp = base / 'root', base / 'tmp'
@@ -252,7 +256,8 @@ def _arena():
         assert list(tmp.iterdir()) == [], 'left in the temporary folder: {}'.format(
             sorted(p.name for p in tmp.iterdir()))
         assert sorted(p.name for p in root.iterdir()) <= ['learner', 'out', 'scratch']
-        assert _children() == []
+        left = {pid: cmd for pid, cmd in _children().items() if pid not in before}
+        assert left == {}, 'processes left by this example: {}'.format(left)
 
 
 def _clean_error(e: Exception) -> str:

@@ -42,6 +42,24 @@ def test_a_gradescope_roster_export_as_it_comes():
     assert r.by_submission()['dave'] is dave
 
 
+def test_columns_an_instructor_adds_to_an_export_are_read():
+    """Canvas's export has no LTI user ids or hand-in times: an instructor adds the columns."""
+    text = CANVAS.replace('Section,', 'Section,LTI User ID,Submitted At,', 1)
+    lines = text.split('\r\n')
+    lines[1] = lines[1].replace(',,,,,', ',,,,,,,', 1)
+    lines[2] = lines[2].replace('Tuesday",', 'Tuesday",lti-alice,2026-05-02T10:30:00+00:00,')
+    lines[3] = lines[3].replace('Section B,', 'Section B,,,')
+    lines[4] = lines[4].replace('Section B,', 'Section B,lti-carol,,')
+    lines[5] = lines[5].replace('Section A,', 'Section A,,,')
+    r = roster.parse_csv('\r\n'.join(lines), 'grades.csv')
+    alice, bob, carol = r.people
+    assert (alice.lti_user_id, alice.submitted_at) == ('lti-alice', '2026-05-02T10:30:00+00:00')
+    assert (bob.lti_user_id, carol.lti_user_id) == ('', 'lti-carol')
+    assert r.has_lti_ids and r.by_submission()['lti-carol'] is carol
+    plain = roster.parse_csv(CANVAS, 'grades.csv')
+    assert not plain.has_lti_ids
+
+
 def test_a_roster_with_aliases_survives_its_json_round_trip(tmp_path):
     r = roster.parse_csv(CANVAS, 'grades.csv')
     roster.write_json(tmp_path / 'roster.json', r)

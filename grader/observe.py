@@ -37,6 +37,7 @@ from grader.model import LearnerError, Observation
 from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
+from grader.seeds import SECRET_FILE_ENV
 
 _GRADER_DIR = Path(__file__).resolve().parent
 
@@ -92,7 +93,6 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    from grader.run import SECRET_FILE_ENV   # at call time: run imports this module
     secret_file = os.environ.get(SECRET_FILE_ENV)
     for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))

@@ -125,7 +125,8 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader.model import Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
-    from grader.run import check_seed, judge_check
+    from grader.run import judge_check
+    from grader.seeds import check_seed
     from grader.sandbox import Limits
     load_all()
     definition = CHECKS[use.check]

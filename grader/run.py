@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import functools
-import hashlib
-import hmac
-import os
 import shutil
 import sys
 import tempfile
@@ -28,6 +24,10 @@ from grader.status import FAILING
 from grader.observe import SetupFailure, Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
+# the course secret and the seeds it gives live in grader.seeds (the worker's host and the repro
+# lines read them too, without importing the pipeline); re-exported here for callers of run
+from grader.seeds import (NO_SECRET, SECRET_ENV, SECRET_FILE_ENV, check_seed,  # noqa: F401
+                          course_secret, course_secret_digest, default_seed)
 
 
 @dataclass(frozen=True)
@@ -66,65 +66,6 @@ def _real_gpu() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0 and bool(cupy.zeros(1).get() == 0)
     except Exception:
         return False
-
-
-SECRET_ENV, SECRET_FILE_ENV = 'DEZERO_GRADER_SECRET', 'DEZERO_GRADER_SECRET_FILE'
-
-
-def course_secret() -> bytes | None:
-    """The course's secret, when the instructor set one: $DEZERO_GRADER_SECRET, or the contents of
-    the file $DEZERO_GRADER_SECRET_FILE names. Never shown to the learner's code (its worker gets
-    a scrubbed environment, and inside bubblewrap no file of the grader's but grader/)."""
-    value = os.environ.get(SECRET_ENV)
-    if value:
-        return value.encode('utf-8')
-    path = os.environ.get(SECRET_FILE_ENV)
-    if path:
-        try:
-            with open(path, 'rb') as f:
-                secret = f.read().strip()
-        except OSError as e:
-            raise SystemExit('dezero-grade: {} names {}, which cannot be read: {}'.format(
-                SECRET_FILE_ENV, path, e.strerror or e))
-        if not secret:
-            raise SystemExit('dezero-grade: the course secret file {} is empty'.format(path))
-        return secret
-    return None
-
-
-NO_SECRET = 'none'
-
-
-@functools.lru_cache(maxsize=8)
-def _secret_digest(secret: bytes) -> str:
-    # slow and salted: the digest is written to receipts and caches, which may be shared; it
-    # must not help anyone guess the secret (from which every seed follows)
-    key = hashlib.pbkdf2_hmac('sha256', secret, b'dezero-grader:course-secret-digest', 200_000)
-    return 'pbkdf2-sha256:' + key.hex()
-
-
-def course_secret_digest(secret: bytes | None = None) -> str:
-    """What is recorded of the course secret wherever a grading is reused (batch receipts, the
-    history's cache key): `NO_SECRET` without one, else a digest that changes with the secret and
-    tells nothing of it. A secret set, changed or removed therefore grades everything again,
-    with the seeds it gives. `secret` defaults to the course's (`course_secret`)."""
-    secret = course_secret() if secret is None else secret
-    return NO_SECRET if secret is None else _secret_digest(secret)
-
-
-def default_seed(content_hash: str, step: int = 0, secret: bytes | None = None) -> int:
-    """Derived from the submission's content: reproducible for the same code, unknowable before
-    the code is written (so outputs cannot be hard-coded). With a course secret it is keyed by
-    the secret, the content and the step (HMAC-SHA256): nobody without the secret can know it in
-    advance, so answers recorded offline at a guessed seed cannot be played back."""
-    if secret is None:
-        return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
-    mac = hmac.new(secret, 'dezero-grader:{}:{}'.format(content_hash, step).encode(), 'sha256')
-    return int(mac.hexdigest()[:8], 16)
-
-
-def check_seed(seed: int, check_id: str) -> int:
-    return int(hashlib.sha256('{}:{}'.format(seed, check_id).encode()).hexdigest()[:8], 16)
 
 
 def grade(source, step: int, options: Options = Options(), progress=None,

@@ -19,7 +19,7 @@ from grader.batch.records import BatchError, BatchOptions, BatchResult, Shard
 from grader.batch.submissions import HandIn, discover, fingerprint, is_done, write_receipt
 from grader.batch import times as times_mod
 from grader.batch.summary import assignment_info, summarize
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 from grader.progress import Progress
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import numpy as np
 
 from grader import contracts
 from grader.checks import Plan, learner_error_finding, register
-from grader.checks.compare import compare, tolerance_for
+from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.contracts.shapes import split_path as _split
 from grader.model import Finding, Probe
 from grader.wire import Array
@@ -276,11 +276,6 @@ def _match_judge(inp):
         evidence=dict({'first_mismatch': first, 'mismatches': len(mismatches),
                        'paths': [m['path'] for m in mismatches[:10]]}, **more),
         hint=inp.params.get('hint', ''))]
-
-
-# Central differences (eps 1e-5, float64) against analytic gradients: the grad.battery's numeric
-# tolerances.
-NUMERIC_TOLERANCE = {'rtol': 1e-4, 'atol': 1e-6}
 
 
 def _unreferenced_judge(inp, section):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.checks import Plan, learner_error_finding, register
-from grader.checks.compare import compare, tolerance_for
+from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.model import Finding, Probe
 from grader.contracts.upstream import upstream_gradient
 
@@ -242,7 +242,8 @@ def _numeric(v, gy, wrt, args, layout, overrides, what):
                         'numerical check needs float64, so it cannot judge (the reference '
                         'comparison still applies)'.format(what, y.dtype), case='grad.numeric')]
     outs = [p.data.astype(np.float64) for p in v['points']]
-    tol = {'rtol': overrides.get('numeric_rtol', 1e-4), 'atol': overrides.get('numeric_atol', 1e-6)}
+    tol = {'rtol': overrides.get('numeric_rtol', NUMERIC_TOLERANCE['rtol']),
+           'atol': overrides.get('numeric_atol', NUMERIC_TOLERANCE['atol'])}
     findings = []
     if layout and layout[0][0] == 'element':
         numeric = [np.zeros(np.asarray(args[i]).shape) for i in wrt]

@@ -13,12 +13,11 @@ is its scorecard as records (`grader.record.Scorecard`).
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import schema, status
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
 from grader.record import CheckRecord, Scorecard
@@ -126,19 +125,10 @@ class Graded:
 
 def read_document(path, schema_name: str) -> dict:
     """A JSON document written by the grader, validated against its schema."""
-    path = Path(path)
     try:
-        with open(path, encoding='utf-8-sig') as f:   # a BOM, as some editors save
-            document = json.load(f)
-    except FileNotFoundError:
-        raise ExportError('{} does not exist'.format(path)) from None
-    except (OSError, ValueError) as exc:
-        raise ExportError('{} cannot be read as JSON: {}'.format(path, exc)) from None
-    problems = schema.errors(schema_name, document)
-    if problems:
-        raise ExportError('{} is not a valid {} document: {}'.format(
-            path, schema_name, '; '.join(problems[:3])))
-    return document
+        return schema.read_document(path, schema_name)
+    except schema.DocumentError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def load(path) -> Graded:

@@ -109,13 +109,16 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             progress.start(len(work.learner_probes))
             progress.phase('starting the sandbox and importing your code')
 
+        regraded = None
+
         def grader_failed(e):
             # the grader's own failure (its reference, or a judge): the learner still gets a
             # scorecard, and it says whose failure it was
             if on_grader_error is not None:
                 on_grader_error(e)
             return scorecard.grader_error(source, assignment, options, device_mode, e, seed=seed,
-                                          started=started, submission=sub)
+                                          started=started, submission=sub,
+                                          regraded=regraded)
 
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
@@ -126,6 +129,16 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             learner = observe(target, work.learner_probes, device_mode=device_mode,
                               limits=options.limits, era=options.era,
                               progress=progress.advance if progress else None)
+            if learner.busy:
+                # out of wall-clock time while the machine kept the code waiting for a CPU: the
+                # machine's fault, not the code's; graded again, once, and the scorecard says so
+                regraded = regrade_record(learner)
+                if progress:
+                    progress.phase('the machine is busy: grading your code again')
+                    progress.start(len(work.learner_probes))
+                learner = observe(target, work.learner_probes, device_mode=device_mode,
+                                  limits=options.limits, era=options.era,
+                                  progress=progress.advance if progress else None)
             if progress and not ref_future.done():
                 progress.phase('waiting for the reference\'s answers (computed once, then cached)')
             try:
@@ -141,19 +154,29 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
-                                     output_tail=f.output_tail)
+                                     output_tail=f.output_tail, regraded=regraded)
         try:
             results = judge(work, assignment, learner, reference, device_mode, seed, sub,
                             options=options)
         except GraderError as e:   # a judge's own bug: loud
             return grader_failed(e)
-        diagnosis = diagnose_results(results, assignment)
+        diagnosis = diagnose_results(results, assignment, options.profile)
         results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
-                               learner, started, diagnosis=diagnosis)
+                               learner, started, diagnosis=diagnosis, regraded=regraded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def regrade_record(first) -> dict:
+    """What the scorecard says of a grading done again because the machine was busy: why, and
+    what the first run met (its first wall-clock timeout on a busy machine)."""
+    return {'reason': 'busy-machine',
+            'message': 'the first grading ran out of wall-clock time while the machine kept the '
+                       'code waiting for a CPU ({} time{}); it was graded again and this is the '
+                       'second grading'.format(len(first.busy), '' if len(first.busy) == 1 else 's'),
+            'first': first.busy[0][:2000]}
 
 
 def _parser_limit(failure, sub):
@@ -310,15 +333,17 @@ def forged_reports(learner):
             forged[0][:200], _more(forged)), learner.output_tail))
 
 
-def diagnose_results(results, assignment) -> dict:
+def diagnose_results(results, assignment, profile='book') -> dict:
     """Check results → the root causes of their failures, matched against the step's stored
-    fingerprints (`diagnose.py`: a pure function of the results' records)."""
+    fingerprints (`diagnose.py`: a pure function of the results' records); the causes of the
+    checks that decide the verdict under `profile` come first, those of advice after."""
     records = [{'id': r.use.id, 'status': r.status,
                 'evidence': scorecard.jsonable(dict(r.evidence))} for r in results]
     catalogue = fingerprints.catalogue_of(assignment)
     prints = fingerprints.prints_of(fingerprints.load(assignment.step))
     return diagnose.diagnose(records, {k: v for k, v in prints.items() if k in catalogue},
-                             catalogue)
+                             catalogue, counted={r.use.id for r in results
+                                                 if score.counts(r.use.tier, profile)})
 
 
 def _with_causes(results, diagnosis):

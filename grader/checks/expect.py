@@ -9,6 +9,8 @@ exception as the message.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from grader import contracts
@@ -151,7 +153,11 @@ def _judge_expectation(report, exp, tol):
     ok = not bad
     evidence = {'path': path, 'op': op}
     because = ''
-    if bad:
+    if bad and op in _SAID:   # nothing to compare with: the message says what was expected
+        evidence['found'] = _SAID[op](bad[0][0])
+        evidence['mismatches'] = len(bad)
+        evidence['checked'] = len(found)
+    elif bad:
         evidence['found'] = _show(bad[0][0])
         evidence['expected'] = _show(bad[0][1])
         evidence['mismatches'] = len(bad)
@@ -163,6 +169,23 @@ def _judge_expectation(report, exp, tol):
                    exp.get('failure', 'expected: ' + exp['message']) + because,
                    evidence=evidence, hint='' if ok else exp.get('hint', ''),
                    case=exp.get('case', path))
+
+
+# the expectations that compare with no value, and what was found instead, as a sentence
+_SAID = {
+    'true': lambda a: 'it is not so (the code reports {})'.format(_said_value(a)),
+    'false': lambda a: 'it is so (the code reports {})'.format(_said_value(a)),
+    'none': lambda a: 'a value where None was expected: {}'.format(_said_value(a)),
+    'not_none': lambda a: 'None, where a value was expected',
+}
+
+
+def _said_value(a):
+    shown = _show(a)
+    if isinstance(shown, bool):
+        return 'false' if not shown else 'true'
+    text = json.dumps(shown, default=str) if not isinstance(shown, str) else shown
+    return text if len(text) <= 80 else text[:77] + '...'
 
 
 def _nothing(report, exp, path):

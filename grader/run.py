@@ -129,14 +129,16 @@ def check_seed(seed: int, check_id: str) -> int:
 
 
 def grade(source, step: int, options: Options = Options(), progress=None,
-          on_grader_error=None) -> dict:
+          on_grader_error=None, on_prepared=None) -> dict:
     """The scorecard of `source` at `step`. Never raises for anything a submission holds: what
     the learner handed in that cannot be graded is an `invalid` scorecard with its reason, and a
     failure of the grader itself (its reference, a judge, a bug on any input) a `grader-error`
     scorecard that says so and is never a grade. Only a usage error stops it before grading (an
     unknown step, --device cuda without a GPU, bubblewrap asked for and missing).
     `on_grader_error(exc)` hears of the exception behind a `grader-error` scorecard (a batch logs
-    its traceback for the instructor; the learner's document never holds one)."""
+    its traceback for the instructor; the learner's document never holds one).
+    `on_prepared(submission)` hears of the scratch copy once it is made (`load.Submission`: a
+    batch's receipt records the fingerprint of what was graded, not of the hand-in now)."""
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
@@ -145,7 +147,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
         options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
     try:
         return _grade(source, step, assignment, device_mode, options, progress, started,
-                      on_grader_error)
+                      on_grader_error, on_prepared)
     except Exception as e:   # the boundary: a bug of ours on any input is a scorecard, not a crash
         if on_grader_error is not None:
             on_grader_error(e)
@@ -154,7 +156,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
 
 
 def _grade(source, step, assignment, device_mode, options, progress, started,
-           on_grader_error) -> dict:
+           on_grader_error, on_prepared) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:
@@ -162,6 +164,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
         except SubmissionError as e:
             return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
                                      seed=options.seed or 0, started=started)
+        if on_prepared is not None:
+            on_prepared(sub)
         seed = options.seed if options.seed is not None else default_seed(
             sub.content_hash, step, course_secret())
         work = plan(assignment, seed, options.only)

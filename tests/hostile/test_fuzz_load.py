@@ -55,7 +55,7 @@ NAMES = st.one_of(
     st.sampled_from([b'dezero', b'__init__.py', b'core.py', b'core_simple.py', b'steps',
                      b'step05.py', b'step23.py', b'.dezero-flat', b'pyvenv.cfg', b'__pycache__',
                      b'x.pyc', b'.git', b'__MACOSX', b'.DS_Store', b'a' * 255, b'\xff\xfe.py',
-                     b'new\nline.py', b'\x1b[31m.py', b'..', b'.', b'notebook.ipynb',
+                     b'new\nline.py', b'\x1b[31m.py', b'notebook.ipynb',
                      b'.dezero-notebooks', b'dezero-steps.json', b'CON', b' ']),
     st.binary(min_size=1, max_size=10).filter(lambda b: b'/' not in b and b'\x00' not in b
                                               and b not in (b'.', b'..')))

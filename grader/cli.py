@@ -121,8 +121,9 @@ def build_parser():
                         'policy\'s late penalty')
     c.add_argument('--no-cache', action='store_true', help='recompute the reference observations')
     c.add_argument('--timeout', type=float, metavar='S',
-                   help='time limit for one test of your code, in seconds (default 30; the whole '
-                        'submission gets ten times as much, at least 300 s)')
+                   help='CPU-time limit for one test of your code, in seconds (default 30; the whole '
+                        'submission gets ten times as much, at least 300 s; the wall clock, ten '
+                        'times as long, only stops code that waits)')
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running your code, in MB (default 4096)')
     c.add_argument('--sandbox', choices=bwrap.MODES, default=None,
@@ -161,7 +162,7 @@ def build_parser():
     c.add_argument('--jobs', '-j', type=_jobs, metavar='J',
                    help='submissions graded at once (default: the number of CPUs)')
     c.add_argument('--timeout', type=float, metavar='S',
-                   help='time limit for one test of a submission, in seconds (default 30)')
+                   help='CPU-time limit for one test of a submission, in seconds (default 30)')
     c.add_argument('--memory', type=int, metavar='MB',
                    help='memory limit of the process running a submission, in MB (default 4096)')
     c.add_argument('--shard', metavar='I/N', help='grade only shard I of N (1-based), for CI matrices')

@@ -218,7 +218,7 @@ def cmd_batch(args):
     from grader import batch
     from grader import policy as policy_mod
     from grader.batch import times as times_mod
-    from grader.export import roster as roster_mod
+    from grader import roster as roster_mod
     try:
         options = batch.BatchOptions.from_cli(args.step, profile=args.profile, era=args.era,
                                               device=args.device,
@@ -300,7 +300,7 @@ _EXPORT_DEFAULTS = {'gradescope': 'gradescope', 'canvas': 'canvas.csv', 'lti': '
 def cmd_export(args):
     from grader import export
     from grader.export import autograder, canvas, gradescope, junit, lti
-    from grader.export import roster as roster_mod
+    from grader import roster as roster_mod
     if args.autograder:
         if args.format != 'gradescope' or args.step is None or not args.out or args.source:
             return _usage('--autograder writes the Gradescope autograder folder: use '

@@ -23,7 +23,9 @@ except ImportError:  # Windows: the sandbox needs POSIX
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one worker (see the module docstring for what each one means)."""
+    """Resource limits of one worker (see ``grader.sandbox`` for what each one means): the time
+    limits that judge the code, ``call_s`` and ``total_s``, are CPU time of the worker's processes;
+    the wall-clock limits only catch code that waits without end, ``hang_factor`` times as long."""
 
     call_s: float = 30.0
     total_s: float = 300.0
@@ -35,6 +37,19 @@ class Limits:
     frame_mb: int = 64
     grace_s: float = 0.5
     sandbox: str = "auto"  # auto | bubblewrap | basic (see grader.bwrap)
+    hang_factor: float = 10.0
+    wall_s: float | None = None  # the whole life's wall clock (None: hang_factor * total_s)
+
+    def call_wall_s(self, call_s: float | None = None) -> float:
+        """The wall-clock limit of one request whose CPU-time limit is ``call_s`` (default: the
+        limits' own): ``hang_factor`` times as long, and never under 5 s, so that a process
+        given a tenth of a core or less still has the time it needs."""
+        return max(5.0, self.hang_factor * (self.call_s if call_s is None else call_s))
+
+    @property
+    def total_wall_s(self) -> float:
+        """The wall-clock limit of the worker's whole life."""
+        return self.wall_s if self.wall_s is not None else max(5.0, self.hang_factor * self.total_s)
 
     @classmethod
     def with_options(cls, timeout_s: float | None = None, memory_mb: int | None = None,
@@ -59,6 +74,10 @@ class Limits:
             value = getattr(self, name)
             if value is not None and not (isinstance(value, int) and value > 0):
                 raise GraderError(f"Limits.{name} must be a positive int or None, found {value!r}")
+        if not self.hang_factor >= 1:
+            raise GraderError(f"Limits.hang_factor must be at least 1, found {self.hang_factor!r}")
+        if self.wall_s is not None and not self.wall_s > 0:
+            raise GraderError(f"Limits.wall_s must be positive or None, found {self.wall_s!r}")
         if self.grace_s < 0:
             raise GraderError(f"Limits.grace_s must be >= 0, found {self.grace_s!r}")
         if self.sandbox not in bwrap.MODES:

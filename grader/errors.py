@@ -55,8 +55,14 @@ class WorkerFailure(Exception):
 
     ``reason`` is one of a closed set:
 
-    * ``timeout``      -- a request ran past the per-request wall-clock limit, or the worker's
-                          whole lifetime ran past its limit; the worker was killed;
+    * ``timeout``      -- a request used up its CPU time (``clock == "cpu"``: the code computes
+                          without end) or ran past the far longer wall-clock limit that catches
+                          code waiting for something that never comes (``clock == "wall"``), or
+                          the worker's whole lifetime did (``scope == "total"``); the worker was
+                          killed. ``cpu_s`` is the CPU time the worker's processes used in it;
+                          ``busy`` is True when a wall-clock timeout came while the processes
+                          waited for a CPU the machine did not give them (a loaded machine, not
+                          code that hangs: ``grader.observe`` grades such a run again);
     * ``cpu-time``     -- the worker used up its CPU-time limit (SIGXCPU);
     * ``memory``       -- the learner's code hit the memory limit (MemoryError, or a native crash
                           that reported running out of memory, or a kill we did not send);
@@ -82,6 +88,10 @@ class WorkerFailure(Exception):
         exit_code: int | None = None,
         signal: int | None = None,
         output_tail: str = "",
+        clock: str | None = None,
+        scope: str = "call",
+        cpu_s: float | None = None,
+        busy: bool = False,
     ) -> None:
         if reason not in self.REASONS:
             raise GraderError(f"unknown WorkerFailure reason {reason!r}; expected one of {sorted(self.REASONS)}")
@@ -91,3 +101,7 @@ class WorkerFailure(Exception):
         self.exit_code = exit_code
         self.signal = signal
         self.output_tail = output_tail
+        self.clock = clock
+        self.scope = scope
+        self.cpu_s = cpu_s
+        self.busy = busy

@@ -51,8 +51,9 @@ WHOLE_RUN = 'whole grading run'
 
 
 def same_timeout_after(limits: Limits) -> float:
-    """How long a probe may stay in one call of a function that already ran out of time before it
-    is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s."""
+    """How much CPU time a probe may spend in one call of a function that already ran out of time
+    before it is stopped as the same timeout: a tenth of the call limit, between 0.25 s and 1 s
+    (the worker also stops it after `hang_factor` times as long on the wall clock)."""
     return min(1.0, max(0.25, (limits.call_s or 30.0) / 10))
 
 
@@ -62,13 +63,33 @@ def explain(exc: WorkerFailure, limits: Limits, during: str) -> str:
     m = RUNNING.search(exc.message)
     where = ' (it was running {})'.format(m['where']) if m else ''
     reason = exc.reason
+    clock = getattr(exc, 'clock', None)
+    used = getattr(exc, 'cpu_s', None)
+    spent = '' if used is None else ', using only {:.1f} s of CPU time'.format(used)
+    busy = getattr(exc, 'busy', False)
+    if reason == 'timeout' and clock == 'wall':
+        if WHOLE_RUN in exc.message:
+            what = 'the {:g} s of wall-clock time allowed for grading the whole submission'.format(
+                limits.total_wall_s)
+        else:
+            what = '{:g} s of wall-clock time (the limit catches code that waits without end; ' \
+                   'the time limit itself, --timeout {:g} s, is CPU time)'.format(
+                       limits.call_wall_s(), limits.call_s)
+        if busy:
+            return ('{} did not finish within {}{}{}: the machine was busy and kept your code '
+                    'waiting for a CPU; this is no fault of your code').format(during, what, spent, where)
+        return ('{} did not finish within {}{}{}: look for code that waits for something that '
+                'never comes (a sleep in a loop, a lock, a pipe or a child process that never '
+                'answers)').format(during, what, spent, where)
+    limit_kind = 'CPU-time limit' if clock == 'cpu' else 'time limit'
     if reason == 'timeout' and WHOLE_RUN in exc.message:
-        return ('{} did not finish: your code used up the {:g} s allowed for grading the whole '
-                'submission{}').format(during, limits.total_s, where)
+        return ('{} did not finish: your code used up the {:g} s {} allowed for grading the whole '
+                'submission{}').format(during, limits.total_s,
+                                       'of CPU time' if clock == 'cpu' else '', where).replace('  ', ' ')
     if reason == 'timeout':
-        return ('{} did not finish within the {:g} s time limit (--timeout){}: look for an endless '
+        return ('{} did not finish within the {:g} s {} (--timeout){}: look for an endless '
                 'loop, or a loop that waits for something that never comes').format(
-                    during, limits.call_s, where)
+                    during, limits.call_s, limit_kind, where)
     if reason == 'cpu-time':
         return '{} used more than the {} s of CPU time allowed{}: look for an endless loop'.format(
             during, limits.cpu_s, where)

@@ -40,6 +40,7 @@ h3{font-size:15px;margin:0 0 6px}
 .reason{margin:4px 0 0}
 .card{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:10px 0}
 .card.fail{border-left:5px solid #cf222e}
+.card.advice{border-left:5px solid #8c959f}
 .tag{display:inline-block;font-size:12px;padding:0 7px;border-radius:10px;background:#eaeef2;margin-right:4px}
 .msg{margin:4px 0 8px;font-weight:500}
 .ev{font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace;margin:2px 0 6px 14px;color:#393f46;
@@ -111,12 +112,24 @@ def _body(card: Scorecard, submission=None) -> str:
     if card.is_invalid:
         out.extend(_invalid(card.invalid))
         return '\n'.join(out)
-    failing = card.failing
+    out.append('<p class="meta" id="checks-line">checks: {}</p>'.format(
+        esc(report.checks_line(card))))
+    failing = card.counted_failing
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
             out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
                                       reproduce=report.reproduce_line(card, c.id, submission)))
+    advice = card.advice_failing
+    if advice:
+        out.append('<section id="advice"><h2>{} <span class="meta">{}</span></h2>'.format(
+            esc(report.ADVICE_HEAD), esc(report.ADVICE_WHY)))
+        out.extend(_diagnosis(card.diagnosis, advice=True))
+        for c in advice:
+            out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
+                                      reproduce=report.reproduce_line(card, c.id, submission),
+                                      advice=True))
+        out.append('</section>')
     skipped = card.unjudged
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
@@ -133,31 +146,40 @@ def _body(card: Scorecard, submission=None) -> str:
     return '\n'.join(out)
 
 
-def _diagnosis(found):
+def _diagnosis(found, advice=False):
     """The root causes the scorecard's diagnosis names, most likely first, each with the checks it
-    explains (the terminal report's list, as cards)."""
-    if not found or not found['causes'] and not found['unexplained']:
+    explains (the terminal report's list, as cards): those of the checks that count, or (`advice`)
+    those of advice, shown in its own section."""
+    if not found:
         return []
-    out = ['<h2>root causes <span class="meta">most likely first; the checks each explains</span>'
-           '</h2>']
-    for cause in found['causes']:
+    causes = [c for c in found['causes'] if bool(c.get('advice')) == advice]
+    unexplained = found.get('unexplained_advice', ()) if advice else found['unexplained']
+    if not causes and not unexplained:
+        return []
+    out = [] if advice else ['<h2>root causes <span class="meta">most likely first; the checks '
+                             'each explains</span></h2>']
+    for cause in causes:
         faults = cause['faults']
         tags = ''.join(' <span class="tag">{}</span>'.format(esc(f['id'])) for f in faults)
         error = cause.get('error')
         raised = ('<p class="msg">your code raised {}: {}{}</p>'.format(
             esc(error['type']), esc(error['message']),
             ' at {}'.format(esc(error['where'])) if error.get('where') else '')
-            if error and not error.get('names') else '')
+            if error and not (error.get('names') or error.get('places') or error.get('function'))
+            else '')
         together = ('<div class="meta">what failed cannot tell these faults apart</div>'
                     if len(faults) > 1 else '')
-        hint = ('<div class="hint">hint: {}</div>'.format(esc(faults[0]['hint']))
-                if faults and faults[0]['hint'] else '')
+        said = faults[0]['hint'] if faults else (error or {}).get('hint', '')
+        hint = '<div class="hint">hint: {}</div>'.format(esc(said)) if said else ''
+        if error and error.get('places'):
+            raised += '<div class="meta">raised at: {}</div>'.format(
+                esc(', '.join(error['places'])))
         out.append('<div class="card"><h3>{}. {}{}</h3>{}{}<div class="meta">explains: {}</div>{}'
                    '</div>'.format(cause['rank'], esc(cause['summary']), tags, raised, together,
                                    esc(', '.join(cause['checks'])), hint))
-    if found['unexplained']:
+    if unexplained:
         out.append('<div class="card"><h3>no catalogued fault matches</h3><div class="meta">{}'
-                   '</div></div>'.format(esc(', '.join(found['unexplained']))))
+                   '</div></div>'.format(esc(', '.join(unexplained))))
     return out
 
 
@@ -192,15 +214,19 @@ def _graphs(check: CheckRecord):
             for f in check.failing_findings if (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c: CheckRecord, diagnosed=False, reproduce='') -> str:
+def _failing_check(c: CheckRecord, diagnosed=False, reproduce='', advice=False) -> str:
     """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
-    with a diagnosis), not a guess from the fault catalogue."""
+    with a diagnosis), not a guess from the fault catalogue; `advice`: it does not count (no
+    cross, no red: a note)."""
     tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
         _fmt(c.points))
-    out = ['<div class="card fail check" data-check="{}" data-status="{}">'.format(
-        esc(c.id), esc(c.status)),
-        '<h3>&#10007; {} <span class="tag">{}</span><span class="tag">{}</span>'
+    if advice:
+        tag += ', not counted'
+    out = ['<div class="card {} check" data-check="{}" data-status="{}">'.format(
+        'advice' if advice else 'fail', esc(c.id), esc(c.status)),
+        '<h3>{} {} <span class="tag">{}</span><span class="tag">{}</span>'
         '<span class="tag">{}</span><span class="tag">{}</span></h3>'.format(
+            '&middot;' if advice else '&#10007;',
             esc(c.id), esc(c.status), esc(c.tier), esc(c.category), esc(tag)),
         '<div class="meta">{}</div>'.format(esc(c.title)),
         '<p class="msg">{}</p>'.format(esc(c.message))]
@@ -252,19 +278,29 @@ def _root_causes(summary, docs):
     summary's `faults`), and how many fail for reasons no catalogued fault matches."""
     faults = summary.get('faults') or []
     own = summary.get('uncatalogued') or {}
-    if not faults and not own.get('submissions'):
-        return ''
-    rows = ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
-        esc(' = '.join([f['id']] + f.get('indistinguishable_from', []))), esc(f['title']),
-        f['submissions'], esc(', '.join(f['checks'][:6]) + (', ...' if len(f['checks']) > 6
-                                                             else '')))
-        for f in faults[:15])
+    rows = _cause_rows(faults)
     if own.get('submissions'):
         rows += ('<tr><td>no catalogued fault matches</td><td>errors of the code itself, failing '
                  'checks nothing explains</td><td>{}</td><td></td></tr>'.format(own['submissions']))
-    return ('<h2 id="causes">root causes</h2><p class="meta">what each submission\'s diagnosis '
-            'names, counted once per submission</p><table><tr><th>root cause</th><th>what</th>'
-            '<th>submissions</th><th>checks it explains</th></tr>{}</table>'.format(rows))
+    out = ('<h2 id="causes">root causes</h2><p class="meta">what each submission\'s diagnosis '
+           'names for the checks that count, counted once per submission</p><table><tr><th>root '
+           'cause</th><th>what</th><th>submissions</th><th>checks it explains</th></tr>{}</table>'
+           .format(rows)) if rows else ''
+    advice = summary.get('advice_faults') or []
+    if advice:
+        out += ('<h2 id="advice-causes">{}</h2><p class="meta">root causes of checks beyond the '
+                'book that this grading does not count (they never change a verdict or a score)'
+                '</p><table><tr><th>root cause</th><th>what</th><th>submissions</th><th>checks it '
+                'explains</th></tr>{}</table>'.format(esc(report.ADVICE_HEAD), _cause_rows(advice)))
+    return out
+
+
+def _cause_rows(faults, limit=15) -> str:
+    return ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
+        esc(' = '.join([f['id']] + f.get('indistinguishable_from', []))), esc(f['title']),
+        f['submissions'], esc(', '.join(f['checks'][:6]) + (', ...' if len(f['checks']) > 6
+                                                             else '')))
+        for f in faults[:limit])
 
 
 def class_page(summary: dict, docs: dict, link) -> str:
@@ -309,7 +345,7 @@ def class_page(summary: dict, docs: dict, link) -> str:
     names = roster.get('names') or {}
     for s in summary['submissions']:
         card = Scorecard.from_document(docs[s['id']]) if docs.get(s['id']) else None
-        failing = len(card.failing) if card and not card.is_invalid else '—'
+        failing = len(card.counted_failing) if card and not card.is_invalid else '—'
         late = s.get('late')
         rows.append('<tr class="submission" data-id="{}"><td>{}</td><td>{}</td><td><span '
                     'class="chip" style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td>'

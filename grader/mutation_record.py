@@ -1,19 +1,23 @@
 """The stored mutation figure: written by `bench/mutation.py --record`, printed by `selftest`.
 
 Mutating the reference takes minutes, too long for every selftest; so the figure is measured
-apart and stored with a key over what it depends on (the mutated reference files and the
-assignment files of the steps that own them). `selftest` prints it and says whether it still
-describes the current code and checks.
+apart and stored with a key over what it depends on: the reference package (the mutated files
+and the rest that the mutants run with), the assignment files of the steps that own the mutated
+code, and every file of the grader that decides a verdict -- the grading pipeline's (the checks
+and their judges, the contracts, the scoring and the policy) and the worker's, derived from
+their imports (`grader.codeset`), so that loosening a tolerance or editing a judge marks the
+figure stale. `selftest` prints it and says whether it still describes the current code and
+checks.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
-from grader import assignments, schema
+from grader import assignments, codeset, reference_cache, schema
 
 FILE = 'mutation.json'
-MUTATED = ('functions.py', 'core.py')
 # (file, Function) -> the step that introduces it, whose own checks must reject its mutants
 OWNERS = {
     ('functions.py', 'Sin'): 34, ('functions.py', 'Cos'): 34, ('functions.py', 'Tanh'): 35,
@@ -32,12 +36,25 @@ def path():
     return schema.data_dir('assignments') / FILE
 
 
-def key(steps) -> str:
-    """sha256 over the mutated reference files and the assignments of `steps`."""
-    import reference
+# What grades a mutant: the grading pipeline and the worker it starts.
+DECIDING_ROOTS = ('grader.run',) + reference_cache.WORKER_ROOTS
+
+
+def deciding_files(grader_dir: Path = codeset.GRADER_DIR) -> list:
+    """The grader's files (under `grader_dir`) that decide a mutant's verdict, sorted."""
+    return codeset.closure(DECIDING_ROOTS, grader_dir)
+
+
+def key(steps, grader_dir: Path = codeset.GRADER_DIR, reference_dir: Path | None = None) -> str:
+    """sha256 over the reference package (in `reference_dir`, by default the reference's), the
+    grader's deciding files (`deciding_files`) and the assignments of `steps`."""
+    if reference_dir is None:
+        import reference
+        reference_dir = reference.ROOT
+    package = Path(reference_dir) / 'dezero'
     digest = hashlib.sha256()
-    for name in MUTATED:
-        digest.update(name.encode() + b'\0' + (reference.ROOT / 'dezero' / name).read_bytes() + b'\0')
+    digest.update(b'reference\0' + codeset.digest(codeset.files_under(package), package).encode())
+    digest.update(b'grader\0' + codeset.digest(deciding_files(grader_dir), grader_dir).encode())
     for step in sorted(set(steps)):
         digest.update(assignments.content_hash(step).encode() + b'\0')
     return 'sha256:' + digest.hexdigest()
@@ -69,6 +86,7 @@ def summary() -> str:
             'the code ({} by judging a wrong value){}; measured {}, {}'.format(
                 record['rejected'], record['mutants'], record['by_judgment'],
                 ', survived: ' + survivors if survivors else '', record['measured_at'],
-                'on the current reference and assignments' if current else
-                'STALE (the reference or the owning steps\' checks changed since): measure again '
+                'on the current reference, assignments and grader' if current else
+                'STALE (the reference, the owning steps\' checks or the grader\'s deciding code '
+                'changed since): measure again '
                 'with python bench/mutation.py --sample 0 --record'))

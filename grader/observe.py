@@ -4,7 +4,10 @@
 (`setup`), and runs each probe, turning every answer into an `Observation`: a decoded value,
 or a `LearnerError` when the learner's code raised, ran out of time or killed its worker (the
 worker is then restarted for the remaining probes, within one time budget: `Limits.total_s`
-bounds the whole submission, restarts included). The reference is observed the same way, in a
+bounds the whole submission's CPU time, restarts included, and its wall clock is bounded as
+generously as `Limits.total_wall_s` says). A timeout on the wall clock that came while the
+machine kept the code waiting for a CPU (`WorkerFailure.busy`) is kept in `WorkerRun.busy`:
+`grader.run` grades such a submission again. The reference is observed the same way, in a
 worker of its own, and its observations are cached on disk by (probe, reference sources, probe
 code, NumPy version): they depend on nothing else.
 
@@ -37,6 +40,7 @@ from grader.model import LearnerError, Observation
 from grader.reference_cache import cache_dir, cache_path
 from grader.sandbox import Limits, Worker
 from grader.schema import write_text_atomic
+from grader.seeds import SECRET_FILE_ENV
 
 _GRADER_DIR = Path(__file__).resolve().parent
 
@@ -68,6 +72,8 @@ class WorkerRun:
     findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
     output_tail: str = ''
     claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
+    busy: tuple = ()            # messages of wall-clock timeouts on a machine that was busy
+    cpu_s: float = 0.0          # the CPU time its workers used, all of them together
 
 
 def reference_target() -> Target:
@@ -92,7 +98,6 @@ def _hidden_from_learners(cwd: Path) -> tuple:
     import reference
     own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
     hidden = []
-    from grader.run import SECRET_FILE_ENV   # at call time: run imports this module
     secret_file = os.environ.get(SECRET_FILE_ENV)
     for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
         folder = Path(os.path.realpath(folder))
@@ -122,7 +127,9 @@ class _Session:
         self.setup_info = None
         self._findings = {}
         self.output_tail = ''
-        self.deadline = time.monotonic() + limits.total_s
+        self.wall_deadline = time.monotonic() + limits.total_wall_s
+        self.cpu_spent = 0.0    # by the workers closed so far
+        self.busy = []          # the wall-clock timeouts that came while the machine was busy
         self.learner = target.entry.get('kind') != 'reference'
         self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
         # where the learner's code ran out of time: (file, function) -> file:line, first first
@@ -133,7 +140,10 @@ class _Session:
         """Remember the function a probe was running when it ran past the call limit, so that the
         next probes stuck in the same call are stopped there early (`SameTimeout`)."""
         m = RUNNING.search(exc.message)
-        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m:
+        if exc.busy:
+            self.busy.append(exc.message)
+        if not self.learner or exc.reason != 'timeout' or WHOLE_RUN in exc.message or not m \
+                or exc.busy:
             return ''
         place = PLACE.match(m['where'])
         if place:
@@ -143,11 +153,16 @@ class _Session:
     def stuck_request(self) -> dict:
         if not self.stuck:
             return {}
+        after = same_timeout_after(self.limits)
         return {'stuck': [list(k) for k in self.stuck], 'token': self.token,
-                'stuck_after': same_timeout_after(self.limits)}
+                'stuck_after': after, 'stuck_wall_after': after * self.limits.hang_factor}
 
     def remaining(self) -> float:
-        return self.deadline - time.monotonic()
+        """What is left of the submission's budget: the less of its CPU time and its wall clock,
+        each as a share of the limit, times the CPU limit (<= 0: used up)."""
+        cpu_left = self.limits.total_s - self.cpu_spent
+        wall_left = self.wall_deadline - time.monotonic()
+        return min(cpu_left, wall_left * self.limits.total_s / self.limits.total_wall_s)
 
     # -- starting --
 
@@ -157,11 +172,15 @@ class _Session:
             return self.start()
         except WorkerFailure as e:
             self.close()
+            if e.busy:
+                self.busy.append(e.message)
             return SetupFailure(e.reason, explain(e, self.limits, during), e.output_tail)
 
     def start(self):
         # a restarted worker gets what is left of the submission's time, not a fresh allowance
-        limits = dataclasses.replace(self.limits, total_s=max(self.remaining(), 0.05))
+        limits = dataclasses.replace(
+            self.limits, total_s=max(self.limits.total_s - self.cpu_spent, 0.05),
+            wall_s=max(self.wall_deadline - time.monotonic(), 0.05))
         self.worker = Worker(self.target.cwd, list(self.target.sys_path), limits, hidden=self.hidden)
         self.worker.start()
         try:
@@ -302,6 +321,7 @@ class _Session:
     def close(self):
         if self.worker is not None:
             self.worker.close()   # first: closing waits for the last of the output to arrive
+            self.cpu_spent += self.worker.cpu_time()
             try:
                 self.output_tail = self.worker.output_tail
             except Exception:
@@ -324,7 +344,8 @@ def _same_timeout(probe, error, limits, duration) -> Observation:
     where = str(error.get('message', '')).split(' ', 1)[1]
     return Observation(probe, error=LearnerError(
         'NotRun', 'not run: it reached {}, where an earlier test ran past the {:g} s time limit '
-        '(--timeout); it was stopped after {:g} s there instead of waiting for the limit again. '
+        '(--timeout, CPU time); it was stopped after {:g} s of CPU time there instead of waiting '
+        'for the limit again. '
         'Fix that endless loop first'.format(where, limits.call_s, same_timeout_after(limits)),
         where=where, kind='not-run'), duration_s=duration)
 
@@ -347,13 +368,16 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     failure = session.begin('importing your code' if session.learner else
                             'importing the grader\'s reference implementation')
     if failure is not None:
-        return WorkerRun({}, None, failure, (), failure.output_tail)
+        return WorkerRun({}, None, failure, (), failure.output_tail, busy=tuple(session.busy),
+                         cpu_s=session.cpu_spent)
     observations, claims = {}, []
     try:
         for probe in probes:
             got = session.observe(probe)
             if isinstance(got, SetupFailure):
-                return WorkerRun(observations, None, got, (), got.output_tail)
+                session.close()
+                return WorkerRun(observations, None, got, (), got.output_tail,
+                                 busy=tuple(session.busy), cpu_s=session.cpu_spent)
             observation, answered = got
             observations[probe] = observation
             if answered and session.learner and _skipped(observation):
@@ -363,7 +387,8 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
         session.ask_findings()
     finally:
         tail = session.close()
-    return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims))
+    return WorkerRun(observations, session.setup_info, None, session.findings(), tail, tuple(claims),
+                     busy=tuple(session.busy), cpu_s=session.cpu_spent)
 
 
 def _skipped(observation) -> bool:

@@ -140,10 +140,9 @@ def load(path) -> Policy:
     """The policy in a JSON file (None: the default policy)."""
     if path is None:
         return DEFAULT
-    from grader.export import ExportError, read_document
     try:
-        document = read_document(path, SCHEMA)   # read and validated as every grader document
-    except ExportError as exc:
+        document = schema.read_document(path, SCHEMA)   # read and validated as every grader document
+    except schema.DocumentError as exc:
         raise PolicyError('the policy file: {}'.format(exc)) from None
     return from_document(document, Path(path).name)
 

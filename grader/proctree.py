@@ -5,7 +5,12 @@ The tree is the worker's process group and session, its parent chain (the worker
 subreaper, so daemonised grandchildren stay its descendants), every descendant seen while waiting
 on a request, and every process inside the worker's private user or network namespace, which no
 process can leave. It is stopped with SIGSTOP, so that it cannot fork further, and killed with
-SIGKILL. Without /proc (macOS) only the process group is killed."""
+SIGKILL. Without /proc (macOS) only the process group is killed.
+
+The same look at /proc measures the tree's CPU time (``cpu_time``): each live or zombie member's
+own user and system time plus what its reaped children used, so a process that ended counts once,
+in the parent that reaped it. With it, how long the tree's processes waited for a CPU they were
+ready to run on (``/proc/PID/schedstat``): what tells a loaded machine from code that hangs."""
 
 from __future__ import annotations
 
@@ -16,6 +21,10 @@ import time
 from dataclasses import dataclass
 
 _TRACK_EVERY_S = 0.25
+try:
+    _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+except (AttributeError, ValueError, OSError):
+    _TICK_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,7 @@ class Proc:
     sid: int
     start: int  # clock ticks since boot: (pid, start) names a process even if pids are reused
     zombie: bool
+    cpu_s: float = 0.0  # its own user + system time, and that of the children it reaped
 
 
 def _each_process(leaf: str) -> list[tuple[int, str]] | None:
@@ -56,9 +66,34 @@ def proc_table() -> dict[int, Proc] | None:
     for pid, text in stats:
         fields = text[text.rfind(")") + 2:].split()
         # after "pid (comm) ": state ppid pgrp session ... starttime is the 20th
+        # utime stime cutime cstime are the 12th to 15th
+        ticks = sum(int(t) for t in fields[11:15])
         table[pid] = Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]),
-                          fields[0] in ("Z", "X"))
+                          fields[0] in ("Z", "X"), ticks * _TICK_S)
     return table
+
+
+def run_queue_wait_s(pid: int) -> float | None:
+    """How long the process has waited, ready to run, for a CPU (seconds), or None where the
+    kernel does not say (/proc/PID/schedstat: time on a CPU, time waiting for one, slices)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def machine_busy() -> bool:
+    """Whether the machine runs more than it has cores for (the last minute's load average),
+    for where /proc/PID/schedstat is missing."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] >= cores
+    except OSError:
+        return False
 
 
 def user_tasks() -> int | None:
@@ -117,7 +152,8 @@ class ProcessTree:
     """The worker's processes: reaping the one started, remembering and finding the others,
     signalling and killing them all. Mixed into ``grader.sandbox.Worker``, whose state it reads
     (``pid``, ``sandbox``, ``limits``, ``_proc``, ``_reaped``, ``_status``, ``_tracked``,
-    ``_namespace``)."""
+    ``_namespace``, ``_closed``) and whose clocks it keeps (``_cpu_seen``, ``_cpu_used``,
+    ``_waited``, ``_wait_known``)."""
 
     def _find_worker_pid(self) -> int:
         """The worker's own process (this machine's pid): the started process itself, or inside
@@ -153,6 +189,7 @@ class ProcessTree:
             return
         self._reaped = True
         self._status = status
+        # what the process started (and all it reaped) used; bubblewrap reaps the worker
         self._cpu_used = usage.ru_utime + usage.ru_stime
         self._proc.returncode = os.waitstatus_to_exitcode(status)
 
@@ -178,12 +215,30 @@ class ProcessTree:
             return
         self._last_track = now
         table = proc_table()
-        if table is not None and len(self._tracked) < 10_000:
-            self._tracked |= {(p.pid, p.start) for p in self._family(table).values()}
+        if table is None:
+            return
+        family = self._family(table, zombies=True)
+        if len(self._tracked) < 10_000:
+            self._tracked |= {(p.pid, p.start) for p in family.values()
+                              if not p.zombie or p.pid == self.pid}
+        self._cpu_seen = max(self._cpu_seen, sum(p.cpu_s for p in family.values()))
+        waits = [run_queue_wait_s(pid) for pid, p in family.items() if not p.zombie]
+        if None in waits:
+            self._wait_known = False
+        elif waits:
+            self._waited = max(self._waited, sum(waits))
 
-    def _family(self, table: dict[int, Proc]) -> dict[int, Proc]:
+    def cpu_time(self) -> float:
+        """The CPU seconds the worker's processes used so far (every process of the tree, those
+        that ended included); exact once the worker is reaped, sampled every 0.25 s before."""
+        if not self._closed:
+            # (once closed, its namespace's identity may be another worker's)
+            self._track(force=True)
+        return max(self._cpu_seen, self._cpu_used)
+
+    def _family(self, table: dict[int, Proc], zombies: bool = False) -> dict[int, Proc]:
         """The worker and every live process that belongs to it, by session, group, lineage, memory
-        or namespace."""
+        or namespace (and, with ``zombies``, its members that ended and wait to be reaped)."""
         me = os.getpid()
         seeds = {p.pid for p in table.values() if p.sid == self.pid or p.pgid == self.pid}
         if self._namespace is not None:
@@ -204,7 +259,7 @@ class ProcessTree:
                 continue
             family[pid] = table[pid]
             todo.extend(children.get(pid, ()))
-        return {pid: p for pid, p in family.items() if not p.zombie or pid == self.pid}
+        return {pid: p for pid, p in family.items() if zombies or not p.zombie or pid == self.pid}
 
     def _signal_family(self, sig: int) -> int:
         """Send ``sig`` to the worker's process group and family; return how many were alive."""

@@ -49,7 +49,7 @@ def check_command(step, seed, check_id=None, submission=None, *, device_mode='si
 def _what(use, seed) -> str:
     """One comment line on what the check runs, for a reader of the file."""
     from grader.checks import CHECKS
-    from grader.run import check_seed
+    from grader.seeds import check_seed
     plan = CHECKS[use.check].plan(use.params, check_seed(seed, use.id))
     probe = plan.learner[0] if plan.learner else None
     if probe is None:

@@ -25,7 +25,8 @@ REPRODUCES, FIXED, CANNOT_RUN = 1, 0, 2
 
 
 class _Stopped(BaseException):
-    """The probe ran past the time limit (an endless loop): stopped here as grading stops it."""
+    """The probe ran past the time limit (an endless loop): stopped here as grading stops it --
+    after `timeout` s of CPU time, or ten times as long on the wall clock (code that waits)."""
 
 
 def locate(snippet_file, recorded, argv, step=None):
@@ -125,7 +126,7 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader.model import Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
-    from grader.run import check_seed
+    from grader.seeds import check_seed
     from grader.sandbox import Limits
     load_all()
     definition = CHECKS[use.check]
@@ -191,19 +192,26 @@ def _observe(probe, handlers, worker, wire, timeout, Observation):
     from grader.model import LearnerError
     import time
     started = time.perf_counter()
-    previous = signal.signal(signal.SIGALRM, _stop) if hasattr(signal, 'SIGALRM') else None
-    if previous is not None:
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+    timed = hasattr(signal, 'setitimer') and hasattr(signal, 'SIGPROF')
+    if timed:
+        previous = (signal.signal(signal.SIGPROF, _stop), signal.signal(signal.SIGALRM, _stop))
+        signal.setitimer(signal.ITIMER_PROF, timeout)            # CPU time, as grading counts it
+        signal.setitimer(signal.ITIMER_REAL, _HANG_FACTOR * timeout)   # code that waits
     try:
         answer = handlers.probe({'scenario': probe.scenario, 'params': wire.encode(dict(probe.params)),
                                  'seed': probe.seed, 'device': probe.device})
         return Observation(probe, value=wire.decode(answer), duration_s=time.perf_counter() - started)
-    except _Stopped:
+    except _Stopped as stopped:
         where = _innermost(sys.exc_info()[2])
-        return Observation(probe, error=LearnerError(
-            'WorkerFailure', 'did not finish within the {:g} s time limit{}: look for an endless '
-            'loop'.format(timeout, ' (it was running {})'.format(where) if where else ''),
-            where=where, kind='timeout'))
+        at = ' (it was running {})'.format(where) if where else ''
+        if stopped.args and stopped.args[0] == signal.SIGALRM:
+            text = 'did not finish within {:g} s of wall-clock time{}: look for code that waits ' \
+                   'for something that never comes'.format(_HANG_FACTOR * timeout, at)
+        else:
+            text = 'did not finish within the {:g} s CPU-time limit{}: look for an endless ' \
+                   'loop'.format(timeout, at)
+        return Observation(probe, error=LearnerError('WorkerFailure', text, where=where,
+                                                     kind='timeout'))
     except BaseException as e:   # noqa: B902 (the learner's code may raise anything)
         print('--- your code raised (traceback, innermost last) ---')
         traceback.print_exc(file=sys.stdout)
@@ -211,13 +219,18 @@ def _observe(probe, handlers, worker, wire, timeout, Observation):
         return Observation(probe, error=LearnerError(err['type'], err['message'], err['where'] or '',
                                                      tuple(err['traceback'])))
     finally:
-        if previous is not None:
+        if timed:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGPROF, previous[0])
+            signal.signal(signal.SIGALRM, previous[1])
+
+
+_HANG_FACTOR = 10   # the default of grader.sandbox.Limits.hang_factor
 
 
 def _stop(signum, frame):
-    raise _Stopped()
+    raise _Stopped(signum)
 
 
 def _innermost(tb):

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import functools
-import hashlib
-import hmac
-import os
 import shutil
 import sys
 import tempfile
@@ -29,6 +25,10 @@ from grader.status import FAILING
 from grader.observe import Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
+# the course secret and the seeds it gives live in grader.seeds (the worker's host and the repro
+# lines read them too, without importing the pipeline); re-exported here for callers of run
+from grader.seeds import (NO_SECRET, SECRET_ENV, SECRET_FILE_ENV, check_seed,  # noqa: F401
+                          course_secret, course_secret_digest, default_seed)
 
 
 @dataclass(frozen=True)
@@ -67,65 +67,6 @@ def _real_gpu() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0 and bool(cupy.zeros(1).get() == 0)
     except Exception:
         return False
-
-
-SECRET_ENV, SECRET_FILE_ENV = 'DEZERO_GRADER_SECRET', 'DEZERO_GRADER_SECRET_FILE'
-
-
-def course_secret() -> bytes | None:
-    """The course's secret, when the instructor set one: $DEZERO_GRADER_SECRET, or the contents of
-    the file $DEZERO_GRADER_SECRET_FILE names. Never shown to the learner's code (its worker gets
-    a scrubbed environment, and inside bubblewrap no file of the grader's but grader/)."""
-    value = os.environ.get(SECRET_ENV)
-    if value:
-        return value.encode('utf-8')
-    path = os.environ.get(SECRET_FILE_ENV)
-    if path:
-        try:
-            with open(path, 'rb') as f:
-                secret = f.read().strip()
-        except OSError as e:
-            raise SystemExit('dezero-grade: {} names {}, which cannot be read: {}'.format(
-                SECRET_FILE_ENV, path, e.strerror or e))
-        if not secret:
-            raise SystemExit('dezero-grade: the course secret file {} is empty'.format(path))
-        return secret
-    return None
-
-
-NO_SECRET = 'none'
-
-
-@functools.lru_cache(maxsize=8)
-def _secret_digest(secret: bytes) -> str:
-    # slow and salted: the digest is written to receipts and caches, which may be shared; it
-    # must not help anyone guess the secret (from which every seed follows)
-    key = hashlib.pbkdf2_hmac('sha256', secret, b'dezero-grader:course-secret-digest', 200_000)
-    return 'pbkdf2-sha256:' + key.hex()
-
-
-def course_secret_digest(secret: bytes | None = None) -> str:
-    """What is recorded of the course secret wherever a grading is reused (batch receipts, the
-    history's cache key): `NO_SECRET` without one, else a digest that changes with the secret and
-    tells nothing of it. A secret set, changed or removed therefore grades everything again,
-    with the seeds it gives. `secret` defaults to the course's (`course_secret`)."""
-    secret = course_secret() if secret is None else secret
-    return NO_SECRET if secret is None else _secret_digest(secret)
-
-
-def default_seed(content_hash: str, step: int = 0, secret: bytes | None = None) -> int:
-    """Derived from the submission's content: reproducible for the same code, unknowable before
-    the code is written (so outputs cannot be hard-coded). With a course secret it is keyed by
-    the secret, the content and the step (HMAC-SHA256): nobody without the secret can know it in
-    advance, so answers recorded offline at a guessed seed cannot be played back."""
-    if secret is None:
-        return int(hashlib.sha256(('dezero-grader:' + content_hash).encode()).hexdigest()[:8], 16)
-    mac = hmac.new(secret, 'dezero-grader:{}:{}'.format(content_hash, step).encode(), 'sha256')
-    return int(mac.hexdigest()[:8], 16)
-
-
-def check_seed(seed: int, check_id: str) -> int:
-    return int(hashlib.sha256('{}:{}'.format(seed, check_id).encode()).hexdigest()[:8], 16)
 
 
 def grade(source, step: int, options: Options = Options(), progress=None,
@@ -173,13 +114,16 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             progress.start(len(work.learner_probes))
             progress.phase('starting the sandbox and importing your code')
 
+        regraded = None
+
         def grader_failed(e):
             # the grader's own failure (its reference, or a judge): the learner still gets a
             # scorecard, and it says whose failure it was
             if on_grader_error is not None:
                 on_grader_error(e)
             return scorecard.grader_error(source, assignment, options, device_mode, e, seed=seed,
-                                          started=started, submission=sub)
+                                          started=started, submission=sub,
+                                          regraded=regraded)
 
         target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
                         entry={'kind': sub.entry.kind, 'module': sub.entry.module,
@@ -190,6 +134,16 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             learner = observe(target, work.learner_probes, device_mode=device_mode,
                               limits=options.limits, era=options.era,
                               progress=progress.advance if progress else None)
+            if learner.busy:
+                # out of wall-clock time while the machine kept the code waiting for a CPU: the
+                # machine's fault, not the code's; graded again, once, and the scorecard says so
+                regraded = regrade_record(learner)
+                if progress:
+                    progress.phase('the machine is busy: grading your code again')
+                    progress.start(len(work.learner_probes))
+                learner = observe(target, work.learner_probes, device_mode=device_mode,
+                                  limits=options.limits, era=options.era,
+                                  progress=progress.advance if progress else None)
             if progress and not ref_future.done():
                 progress.phase('waiting for the reference\'s answers (computed once, then cached)')
             try:
@@ -203,19 +157,29 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
                                      seed=seed, started=started, submission=sub,
-                                     output_tail=f.output_tail)
+                                     output_tail=f.output_tail, regraded=regraded)
         try:
             results = judge(work, assignment, learner, reference, device_mode, seed, sub,
                             options=options)
         except GraderError as e:   # a judge's own bug: loud
             return grader_failed(e)
-        diagnosis = diagnose_results(results, assignment)
+        diagnosis = diagnose_results(results, assignment, options.profile)
         results = _with_causes(results, diagnosis)
         verdict = score.decide(results, options.profile, options.policy, options.timing)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
-                               learner, started, diagnosis=diagnosis)
+                               learner, started, diagnosis=diagnosis, regraded=regraded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def regrade_record(first) -> dict:
+    """What the scorecard says of a grading done again because the machine was busy: why, and
+    what the first run met (its first wall-clock timeout on a busy machine)."""
+    return {'reason': 'busy-machine',
+            'message': 'the first grading ran out of wall-clock time while the machine kept the '
+                       'code waiting for a CPU ({} time{}); it was graded again and this is the '
+                       'second grading'.format(len(first.busy), '' if len(first.busy) == 1 else 's'),
+            'first': first.busy[0][:2000]}
 
 
 def _parser_limit(failure, sub):
@@ -315,15 +279,17 @@ def misshapen_reports(observations) -> list:
     return out
 
 
-def diagnose_results(results, assignment) -> dict:
+def diagnose_results(results, assignment, profile='book') -> dict:
     """Check results → the root causes of their failures, matched against the step's stored
-    fingerprints (`diagnose.py`: a pure function of the results' records)."""
+    fingerprints (`diagnose.py`: a pure function of the results' records); the causes of the
+    checks that decide the verdict under `profile` come first, those of advice after."""
     records = [{'id': r.use.id, 'status': r.status,
                 'evidence': scorecard.jsonable(dict(r.evidence))} for r in results]
     catalogue = fingerprints.catalogue_of(assignment)
     prints = fingerprints.prints_of(fingerprints.load(assignment.step))
     return diagnose.diagnose(records, {k: v for k, v in prints.items() if k in catalogue},
-                             catalogue)
+                             catalogue, counted={r.use.id for r in results
+                                                 if score.counts(r.use.tier, profile)})
 
 
 def _with_causes(results, diagnosis):

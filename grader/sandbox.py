@@ -9,13 +9,21 @@ learner's code does -- loop, exhaust memory, fork, exit, crash, print megabytes,
 on the channel -- comes back as a ``WorkerFailure`` with a reason and a message a learner can read;
 a bug of ours comes back as a ``GraderError``.
 
-Limits (``Limits``, defaults in brackets):
+Limits (``Limits``, defaults in brackets). The limits that judge the code are CPU time: what the
+worker's processes (the worker and everything it started) used, measured from /proc, so a loaded
+machine that runs the code slowly does not make it fail. The wall clock only catches code that
+waits without end (a sleep, a lock, a pipe nobody writes to), at ``hang_factor`` times the CPU
+limit:
 
-* ``call_s`` [30]     wall clock for one request; the worker is killed when it runs out.
-* ``total_s`` [300]   wall clock for the worker's whole life (every request counts against it;
-                      ``grader.observe`` gives a restarted worker only what is left, so this
-                      bounds a whole submission).
-* ``cpu_s`` [300]     CPU seconds (RLIMIT_CPU: SIGXCPU at the limit, SIGKILL one second later).
+* ``call_s`` [30]     CPU seconds for one request; the worker is killed when it has used them.
+                      The request's wall clock is ``hang_factor`` times as long (at least 5 s).
+* ``total_s`` [300]   CPU seconds for the worker's whole life (every request and the start count
+                      against it; ``grader.observe`` gives a restarted worker only what is left,
+                      so this bounds a whole submission). Its wall clock: ``wall_s``, by default
+                      ``hang_factor`` times as long.
+* ``hang_factor`` [10] how many times its CPU limit a wall-clock limit is.
+* ``cpu_s`` [300]     CPU seconds of each process (RLIMIT_CPU: SIGXCPU at the limit, SIGKILL one
+                      second later): the kernel's backstop under the measured limits.
 * ``memory_mb`` [4096] address space (RLIMIT_AS). Generous on purpose: NumPy and BLAS reserve
                       address space they never touch (importing NumPy with one BLAS thread takes
                       about 100 MB of address space; with a thread per core about 140 MB).
@@ -28,6 +36,11 @@ Limits (``Limits``, defaults in brackets):
                       and dropped, so printing never blocks the worker.
 * ``frame_mb`` [64]   largest request or answer frame.
 * ``grace_s`` [0.5]   time between SIGTERM and SIGKILL when stopping the worker.
+
+A timeout on the wall clock says how much CPU time the code used and whether its processes spent
+the time waiting for a CPU the machine did not give them (``WorkerFailure.busy``: a loaded
+machine, not a hang; ``grader.observe`` grades such a run again). Without /proc (macOS) the CPU
+time cannot be measured: the wall-clock limits are then the CPU limits themselves.
 
 A limit set to ``None`` is not applied. The worker gets a scrubbed environment (PATH; LANG and
 LC_ALL=C.UTF-8; HOME=the scratch folder; TMPDIR inside it; PYTHONHASHSEED=0;
@@ -73,7 +86,8 @@ from pathlib import Path
 from grader import bwrap, wire
 from grader.confinement import Limits, child_setup
 from grader.errors import GraderError, WorkerFailure
-from grader.proctree import ProcessTree, own_network_namespace, private_namespace
+from grader.proctree import (ProcessTree, machine_busy, own_network_namespace, private_namespace,
+                             proc_table)
 from grader.worker_failure import FailureReport
 
 try:
@@ -81,7 +95,7 @@ try:
 except ImportError:  # Windows: the sandbox needs POSIX
     resource = None
 
-__all__ = ["Limits", "Worker"]
+__all__ = ["Limits", "Worker", "on_progress"]
 
 FDS_ENV = "DEZERO_GRADER_FDS"  # keep in step with grader.sandboxed.worker
 PATH_ENV = "DEZERO_GRADER_PATH"  # the learner's import folders (grader.sandboxed.worker puts them on sys.path)
@@ -93,6 +107,29 @@ _BOOTSTRAP = ("import os, sys; sys.path[:] = [p for p in sys.path if p not in ('
 EXIT_BAD_START = 87
 _GRADER_ROOT = Path(__file__).resolve().parent.parent
 _POLL_S = 0.05
+
+
+# -- progress --------------------------------------------------------------------------------------
+
+_beats: list = []
+
+
+def on_progress(listener) -> None:
+    """Call ``listener()`` whenever a worker of this process answers a request or is stopped (a
+    grading making progress, for a watchdog that must not mistake a slow machine for a hang);
+    ``on_progress(None)`` removes every listener."""
+    if listener is None:
+        _beats.clear()
+    else:
+        _beats.append(listener)
+
+
+def beat() -> None:
+    for listener in list(_beats):
+        try:
+            listener()
+        except Exception:
+            pass   # a watchdog's trouble must not become the grading's
 
 
 # -- output capture -------------------------------------------------------------------------------
@@ -171,8 +208,15 @@ class Worker(ProcessTree, FailureReport):
         self._proc: subprocess.Popen | None = None
         self._status: int | None = None
         self._reaped = False
-        self._cpu_used = 0.0
+        self._cpu_used = 0.0       # from wait4, once reaped
+        self._cpu_seen = 0.0       # sampled from /proc while it runs
+        self._waited = 0.0         # how long its processes waited for a CPU (sampled)
+        self._wait_known = True
+        self._measured = proc_table() is not None   # CPU time can be measured here
         self._call_limit = limits.call_s
+        self._call_cpu0 = self._call_wait0 = 0.0
+        self._call_started = 0.0
+        self._judged = False       # a request (or the start) is running under the CPU limits
         self._tracked: set[tuple[int, int]] = set()
         self._namespace: tuple | None = None  # (kind, identity) of a namespace only the worker's tree is in
         self._namespace_fd: int | None = None  # holds that namespace alive, so its identity is never reused
@@ -227,15 +271,18 @@ class Worker(ProcessTree, FailureReport):
             self.sandbox == "bubblewrap" and not self.network)
         self._namespace, self._namespace_fd = private_namespace(self.pid)
         self._started = time.monotonic()
-        self._deadline = self._started + self.limits.total_s
+        self._deadline = self._started + self._wall(self.limits.total_s, self.limits.total_wall_s)
         self._drain = _Drain(self._proc.stdout.fileno(), self.limits.output_kb * 1024)
         self._drain.start()
-        hello = self._receive(min(self._started + self.limits.call_s, self._deadline), "call")
+        self._begin_call(self.limits.call_s)
+        hello = self._receive(min(self._call_started + self._wall(self.limits.call_s), self._deadline), "call")
+        self._judged = False
         if not hello.get("ok"):
             self.close()
             error = hello.get("error") or {}
             raise GraderError(f"the worker could not import its handler {self.handler!r}: "
                               f"{error.get('type')}: {error.get('message')} (at {error.get('where')})")
+        self._made_progress()
         result = hello.get("result") or {}
         self.worker_pid = self._find_worker_pid()
         self.effective_limits = result.get("limits") or {}
@@ -247,6 +294,7 @@ class Worker(ProcessTree, FailureReport):
             self._closed = True
             return
         self._closed = True
+        self._judged = False
         if self.failure is None and self._alive():
             self._track(force=True)
             try:
@@ -289,13 +337,16 @@ class Worker(ProcessTree, FailureReport):
         if len(payload) + 4 > self.limits.frame_mb * 2**20:
             raise GraderError(f"request {msg['op']!r} is {len(payload)} bytes, over the "
                               f"{self.limits.frame_mb} MiB frame limit")
-        now = time.monotonic()
-        self._call_limit = self.limits.call_s if timeout is None else timeout
-        call_deadline = now + self._call_limit
+        self._begin_call(self.limits.call_s if timeout is None else timeout)
+        call_deadline = self._call_started + self._wall(self._call_limit)
         deadline, which = (call_deadline, "call") if call_deadline <= self._deadline else (self._deadline, "total")
-        self._send(payload, deadline, which)
-        answer = self._receive(deadline, which)
+        try:
+            self._send(payload, deadline, which)
+            answer = self._receive(deadline, which)
+        finally:
+            self._judged = False
         self._track(force=True)  # remember what the request started, in case the worker dies first
+        self._made_progress()
         if answer.get("ok") is True:
             return answer
         error = answer["error"]
@@ -365,9 +416,46 @@ class Worker(ProcessTree, FailureReport):
                     self._died()
         return b"".join(chunks)
 
+    # -- the clocks --
+
+    @staticmethod
+    def _made_progress() -> None:
+        beat()
+
+    def _wall(self, cpu_limit: float, wall: float | None = None) -> float:
+        """The wall-clock limit that goes with a CPU-time limit (itself, where CPU time cannot be
+        measured)."""
+        if not self._measured:
+            return cpu_limit
+        return self.limits.call_wall_s(cpu_limit) if wall is None else wall
+
+    def _begin_call(self, cpu_limit: float) -> None:
+        self._call_limit = cpu_limit
+        self._track(force=True)
+        self._call_cpu0, self._call_wait0 = self._cpu_seen, self._waited
+        self._call_started = time.monotonic()
+        self._judged = self._measured
+
     def _check_time(self, deadline: float, which: str) -> None:
+        if self._judged:
+            if self._cpu_seen - self._call_cpu0 >= self._call_limit:
+                self._stop("timeout", scope="call", clock="cpu")
+            if self._cpu_seen >= self.limits.total_s:
+                self._stop("timeout", scope="total", clock="cpu")
         if time.monotonic() >= deadline:
-            self._stop("timeout", scope=which)
+            self._stop("timeout", scope=which, clock="wall" if self._measured else None)
+
+    def _starved(self) -> bool:
+        """Whether the request now out of wall-clock time spent at least a quarter of it waiting
+        for a CPU (its processes were ready to run, the machine ran others): a loaded machine, not
+        code that waits for something. Where the kernel does not say, the load average decides."""
+        if not self._measured:
+            return False
+        self._track(force=True)
+        if not self._wait_known:
+            return machine_busy()
+        elapsed = time.monotonic() - self._call_started
+        return self._waited - self._call_wait0 >= 0.25 * elapsed
 
     def _channel_closed(self, deadline: float) -> None:
         self._wait_exit(min(deadline, time.monotonic() + 1.0))

@@ -59,6 +59,28 @@ def validate(name: str, document) -> None:
         raise GraderError('a {} document failed its schema: {}'.format(name, '; '.join(problems[:5])))
 
 
+class DocumentError(ValueError):
+    """A document given to the grader (a scorecard, summary, policy) cannot be read as one."""
+
+
+def read_document(path, name: str) -> dict:
+    """A JSON document of the grader's (or an instructor's) file, validated against the schema
+    `name`; DocumentError says what is wrong with it."""
+    path = Path(path)
+    try:
+        with open(path, encoding='utf-8-sig') as f:   # a BOM, as some editors save
+            document = json.load(f)
+    except FileNotFoundError:
+        raise DocumentError('{} does not exist'.format(path)) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise DocumentError('{} cannot be read as JSON: {}'.format(path, exc)) from None
+    problems = errors(name, document)
+    if problems:
+        raise DocumentError('{} is not a valid {} document: {}'.format(
+            path, name, '; '.join(problems[:3])))
+    return document
+
+
 def dumps(document) -> str:
     return json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False) + '\n'
 

@@ -50,6 +50,13 @@ def counts_in_book_score(check) -> bool:
     return not check.regression and check.tier == 'book'
 
 
+def counts(tier: str, profile: str) -> bool:
+    """Whether a check of `tier` decides the verdict under `profile`: book-tier ones always,
+    extension-tier ones only under the `extension` profile (under `book` they are advice: shown
+    apart, scored separately, never decisive)."""
+    return tier == 'book' or profile == 'extension'
+
+
 def assignment_possible(assignment, tier: str = 'book') -> float:
     """The points an assignment's own checks of `tier` are worth."""
     return sum(c.points for c in assignment.checks if c.tier == tier)
@@ -62,7 +69,7 @@ def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
         raise ValueError('unknown profile {!r}'.format(profile))
 
     def deciding(r):
-        return r.use.tier == 'book' or profile == 'extension'
+        return counts(r.use.tier, profile)
 
     own_failed = [r for r in results if not r.regression and deciding(r) and r.failing]
     reg_failed = [r for r in results if r.regression and deciding(r) and r.failing]
@@ -89,7 +96,12 @@ def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
             len(unjudged), unjudged[0].use.id, unjudged[0].message)
     else:
         verdict = 'accept'
+        advice = [r for r in results if not deciding(r) and r.failing]
         reason = 'every check of this step and every regression check passes'
+        if advice:   # true of the checks that count; the others are advice
+            reason = ('every counted check of this step and every counted regression check '
+                      'passes ({} advice check{} beyond the book, not counted, fail{})').format(
+                len(advice), '' if len(advice) == 1 else 's', 's' if len(advice) == 1 else '')
     checks_earned, book_possible = total('book', earned), total('book', possible)
     final, adjustments = apply_policy(verdict, checks_earned, book_possible, reg_failed, policy,
                                       timing)

@@ -104,7 +104,7 @@ def _score(verdict) -> dict:
 
 
 def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
-          diagnosis=None):
+          diagnosis=None, regraded=None):
     doc = {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
@@ -125,6 +125,8 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
     }
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, sub)
     schema.validate('scorecard', doc)
     return doc
@@ -143,11 +145,12 @@ def _from_notebooks(doc, sub):
 
 
 _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
-                            'environment', 'seed', 'score', 'generated_at', 'duration_s'})
+                            'environment', 'seed', 'score', 'generated_at', 'duration_s',
+                            'regraded'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
-            submission=None, output_tail=''):
+            submission=None, output_tail='', regraded=None):
     v = score.invalid(message, assignment)
     doc = {
         'schema_version': SCHEMA_VERSION,
@@ -172,6 +175,8 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'generated_at': utc_now(),
         'duration_s': round(time.perf_counter() - started, 3),
     }
+    if regraded is not None:
+        doc['regraded'] = dict(regraded)
     doc = _from_notebooks(doc, submission)
     schema.validate('scorecard', doc)
     return doc
@@ -191,12 +196,12 @@ def grader_error_message(error: BaseException) -> str:
 
 
 def grader_error(source, assignment, options, device_mode, error, *, seed, started,
-                 submission=None):
+                 submission=None, regraded=None):
     """The scorecard of a grading the grader itself failed (`grader-error`): `invalid` in form,
     so that every reader has a document, but never a grade (the exports say "not graded")."""
     return invalid(source, assignment, options, device_mode, GRADER_ERROR,
                    grader_error_message(error), seed=seed, started=started,
-                   submission=submission)
+                   submission=submission, regraded=regraded)
 
 
 def compatibility(findings, submission=None) -> list:
@@ -236,10 +241,12 @@ def write(path, doc):
 
 
 def stable(doc):
-    """The scorecard without what legitimately varies between two runs (times, durations)."""
+    """The scorecard without what legitimately varies between two runs (times, durations, a
+    regrade that a busy machine made necessary)."""
     out = dict(doc)
     out.pop('generated_at', None)
     out.pop('duration_s', None)
+    out.pop('regraded', None)
     out['checks'] = [{k: v for k, v in c.items() if k != 'duration_s'} for c in doc['checks']]
     return out
 

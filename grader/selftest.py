@@ -152,7 +152,8 @@ def _diagnoses(outcome, assignment, graded_variants, seed, write):
     prints = fingerprints.prints_of(stored or measured)
     catalogue = fingerprints.catalogue_of(assignment)
     for fault, doc in graded_variants:
-        diagnosis = diagnose.diagnose(doc['checks'], prints, catalogue)
+        diagnosis = diagnose.diagnose(doc['checks'], prints, catalogue,
+                                      counted=diagnose.counted_ids(doc['checks'], doc['profile']))
         top = diagnose.top_faults(diagnosis)
         named = len(diagnosis['causes'])
         outcome.diagnoses.append((fault.id, top, named, diagnosis['unexplained']))

@@ -23,14 +23,19 @@ _FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P
 class FailureReport:
     """Stopping a worker and raising its ``WorkerFailure``. Mixed into ``grader.sandbox.Worker``,
     whose state it reads (``limits``, ``cwd``, ``failure``, ``_status``, ``_call_limit``,
-    ``_drain``) and whose process tree it kills."""
+    ``_call_cpu0``, ``_drain``), whose clocks it asks (``cpu_time``, ``_starved``) and whose
+    process tree it kills."""
 
-    def _stop(self, reason: str, detail: str = "", scope: str = "call") -> None:
-        """Kill the worker's tree and raise the failure ``reason``."""
-        if reason == "timeout" and self._alive():
-            self._dump_stacks()
+    def _stop(self, reason: str, detail: str = "", scope: str = "call", clock: str | None = None) -> None:
+        """Kill the worker's tree and raise the failure ``reason`` (a timeout: of which ``scope``,
+        on which ``clock``)."""
+        busy = False
+        if reason == "timeout":
+            busy = clock == "wall" and self._starved()
+            if self._alive():
+                self._dump_stacks()
         self._kill_tree()
-        self._raise(reason, detail, scope)
+        self._raise(reason, detail, scope, clock=clock, busy=busy)
 
     def _died(self) -> None:
         """The worker ended by itself: decide why from its status and output, then raise."""
@@ -62,13 +67,14 @@ class FailureReport:
         self._raise("exited", exit_code=code)
 
     def _raise(self, reason: str, detail: str = "", scope: str = "call", *, exit_code: int | None = None,
-               signal_number: int | None = None) -> None:
+               signal_number: int | None = None, clock: str | None = None, busy: bool = False) -> None:
         tail = self._finish_output()
         lim = self.limits
-        if reason == "timeout" and scope == "total":
-            message = f"your code used up the {lim.total_s:g} s limit for the whole grading run"
-        elif reason == "timeout":
-            message = f"your code ran longer than the {self._call_limit:g} s limit for one request"
+        used = self.cpu_time() if reason == "timeout" and not self._closed else None
+        if used is not None and scope == "call":
+            used = max(0.0, used - self._call_cpu0)
+        if reason == "timeout":
+            message = _timeout_words(lim, scope, clock, self._call_limit, used, busy)
         elif reason == "cpu-time":
             message = f"your code used more than the {lim.cpu_s} s of CPU time allowed"
         elif reason == "memory":
@@ -98,8 +104,10 @@ class FailureReport:
         if sig is None and self._status is not None and self._exit_code() < 0:
             sig = -self._exit_code()
         self.failure = WorkerFailure(reason, message, exit_code=exit_code if exit_code is not None else code,
-                                     signal=sig, output_tail=tail)
+                                     signal=sig, output_tail=tail, clock=clock, scope=scope, cpu_s=used,
+                                     busy=busy)
         self._release()
+        self._made_progress()   # a stopped worker is news too
         raise self.failure
 
     def _where_from_dump(self, tail: str) -> str | None:
@@ -133,6 +141,30 @@ class FailureReport:
             if self._drain.total > before and "Current thread" in self._drain.tail()[-4096:]:
                 time.sleep(0.02)
                 return
+
+
+def _timeout_words(lim, scope: str, clock: str | None, call_limit: float, used: float | None,
+                   busy: bool) -> str:
+    """What ran out: the CPU time of one request or of the whole run, or the wall clock that
+    catches code waiting without end (with how little CPU time it used, and whether the
+    machine kept it waiting for a CPU)."""
+    if clock == "cpu":
+        if scope == "total":
+            return f"your code used up the {lim.total_s:g} s of CPU time allowed for the whole grading run"
+        return f"your code used more than the {call_limit:g} s of CPU time allowed for one request"
+    if clock is None:   # CPU time not measurable here: the wall clock is the limit
+        if scope == "total":
+            return f"your code used up the {lim.total_s:g} s limit for the whole grading run"
+        return f"your code ran longer than the {call_limit:g} s limit for one request"
+    spent = "" if used is None else f", using only {used:.1f} s of CPU time"
+    if scope == "total":
+        what = f"the {lim.total_wall_s:g} s of wall-clock time allowed for the whole grading run"
+    else:
+        what = f"{lim.call_wall_s(call_limit):g} s of wall-clock time in one request (its CPU-time limit is {call_limit:g} s)"
+    if busy:
+        return (f"your code did not finish within {what}{spent}: the machine was busy and kept it "
+                "waiting for a CPU")
+    return f"your code waited without end: it did not finish within {what}{spent}"
 
 
 def signal_name(number: int) -> str:

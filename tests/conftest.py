@@ -42,6 +42,19 @@ settings.register_profile('soak', max_examples=int(os.environ.get('DEZERO_GRADER
                           suppress_health_check=_HEALTH)
 settings.load_profile(os.environ.get('DEZERO_GRADER_FUZZ_PROFILE', 'ci'))
 
+# A private grader cache for the whole test run (the reference's cached answers, for this process
+# and every `dezero-grade` it starts): never the user's own, which a test run and a developer's
+# gradings would otherwise share. DEZERO_GRADER_TEST_CACHE names a folder to keep between runs.
+_CACHE = os.environ.get('DEZERO_GRADER_TEST_CACHE')
+if not _CACHE:
+    import atexit
+    import shutil
+    import tempfile
+    _CACHE = tempfile.mkdtemp(prefix='dezero-grader-test-cache-')
+    atexit.register(shutil.rmtree, _CACHE, True)
+    os.environ['DEZERO_GRADER_TEST_CACHE'] = _CACHE   # pytest-xdist's workers share it
+os.environ['DEZERO_GRADER_CACHE'] = _CACHE
+
 if _bwrap.unavailable() is not None:
     # a machine without bubblewrap still runs the suite, in the basic sandbox (batch refuses to
     # start without bubblewrap unless told): the bubblewrap tests skip and say why
@@ -50,7 +63,8 @@ if _bwrap.unavailable() is not None:
 
 def pytest_report_header(config):
     why = _bwrap.unavailable()
-    return 'worker sandbox: ' + ('bubblewrap' if why is None else 'basic ({})'.format(why))
+    return ['worker sandbox: ' + ('bubblewrap' if why is None else 'basic ({})'.format(why)),
+            'grader cache: ' + _CACHE]
 
 if str(_DEZERO_ROOT) not in sys.path:
     sys.path.insert(0, str(_DEZERO_ROOT))

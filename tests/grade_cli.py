@@ -7,14 +7,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def dezero_grade(*args, cwd=ROOT, expect=None, timeout=600, text=True, **kwargs):
+# how long a command may run before the test calls it a hang: never reached by a healthy run,
+# however loaded the machine (it does not measure how fast the command is)
+HANG_S = 3600
+
+
+def dezero_grade(*args, cwd=ROOT, expect=None, timeout=HANG_S, text=True, **kwargs):
     """`python -m grader ARGS` from `cwd`, its output captured. `expect`: the exit statuses the
     caller accepts (anything else fails the test, showing the output); None accepts all. `text`:
-    False keeps the output as bytes (for output that need not be UTF-8)."""
+    False keeps the output as bytes (for output that need not be UTF-8). `timeout` only catches a
+    hang, and fails the test saying so."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop('OMP_NUM_THREADS', None)   # the grader decides its workers' threads itself
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=text, timeout=timeout, **kwargs)
+    try:
+        proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=cwd, env=env,
+                              capture_output=True, text=text, timeout=timeout, **kwargs)
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError('dezero-grade {} did not end within {} s: a hang (the limit is there '
+                             'only to catch one)\n{}\n{}'.format(' '.join(map(str, args)), timeout,
+                                                               e.stdout, e.stderr)) from None
     if expect is not None and proc.returncode not in expect:
         raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
             ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))

@@ -19,7 +19,7 @@ from grader.batch.records import BatchError, BatchOptions, BatchResult, Shard
 from grader.batch.submissions import HandIn, discover, fingerprint, is_done, write_receipt
 from grader.batch import times as times_mod
 from grader.batch.summary import assignment_info, summarize
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 from grader.progress import Progress
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def grade_one(task: GradeTask) -> dict:
 
 
 def watchdog_s(task) -> float:
-    """How long one grading may take before the batch stops it: the learner's and the
-    reference's workers are each bounded by the whole-submission budget, and the reference is
-    tried twice; anything longer is the grader stuck, not the learner's code."""
-    return 3 * task.options.limits().total_s + 120
+    """How long one grading may go without progress before the batch stops it: every request of
+    its workers answers or is stopped within the sandbox's wall clock of one request, so a longer
+    silence is the grader stuck, not the learner's code nor a slow machine."""
+    return pool.silence_limit_s(task.options.limits())
 
 
 def run_batch(submissions, out, options: BatchOptions, *, jobs: int | None = None,

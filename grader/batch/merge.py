@@ -12,7 +12,7 @@ from grader import schema, scorecard
 from grader.batch.folder import ROSTER, SCORECARDS, SUMMARY, clear_leftovers, locked, read_scorecard
 from grader.batch.records import BatchError, BatchResult, Failure
 from grader.batch.summary import summarize
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 def _read_summary(folder: Path) -> dict:
     path = folder / SUMMARY

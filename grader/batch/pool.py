@@ -1,7 +1,12 @@
 """The process pool that batch and history grade in, and what keeps it honest: a pool process
 that dies takes only its in-flight gradings with it (they are graded again one at a time, and
 one that kills its process twice on its own is reported as `grader-crashed`); a grading that
-outlives its watchdog is stopped as `grader-stuck`; so the pool always ends.
+shows no progress for longer than its watchdog allows is stopped as `grader-stuck`; so the pool
+always ends. Progress is what the sandbox reports (`grader.sandbox.on_progress`: a worker of the
+grading answered, or was stopped), written by the pool process where the batch reads it (the
+time of a file under the pool's scratch folder), so a healthy grading that a loaded machine
+makes slow is never taken for a stuck one: the wall clock between two answers is bounded by the
+sandbox's own limits, however slow the machine.
 
 A process pool rather than one `dezero-grade check --json` subprocess per submission: a fresh
 interpreter pays for its imports, the assignment, the checks and the schema validators on every
@@ -39,6 +44,52 @@ THREAD_ENV = {'OMP_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1', 'MKL_NUM_THRE
               'VECLIB_MAXIMUM_THREADS': '1', 'NUMEXPR_NUM_THREADS': '1'}
 MAX_ATTEMPTS = 2
 _WATCH_EVERY_S = 2.0
+_PROGRESS_FILE = '.progress'   # in a pool process's scratch folder: the task it grades, touched
+_BEAT_EVERY_S = 1.0
+_NOT_STARTED_S = 600.0
+
+
+def silence_limit_s(limits) -> float:
+    """The longest a healthy grading goes without progress: the wall clock of one request of a
+    worker (its start, one probe: each answers or is stopped within it), plus the judging and
+    writing after the last one, with room to spare on a loaded machine."""
+    return limits.call_wall_s() + 300.0
+
+
+def _graded_with_progress(grade_one, task):
+    """In a pool process: `grade_one(task)`, with every sign of progress of its workers marked
+    on this process's progress file (at most once a second), which names the task."""
+    from grader import sandbox
+    path = Path(tempfile.gettempdir()) / _PROGRESS_FILE
+    try:
+        path.write_text(task.id, encoding='utf-8')
+    except OSError:
+        pass
+    last = [time.monotonic()]
+
+    def mark():
+        now = time.monotonic()
+        if now - last[0] >= _BEAT_EVERY_S:
+            last[0] = now
+            os.utime(path)
+
+    sandbox.on_progress(mark)
+    try:
+        return grade_one(task)
+    finally:
+        sandbox.on_progress(None)
+
+
+def _last_progress(work: Path) -> dict:
+    """{task id: when its pool process last marked progress (seconds since the epoch)}."""
+    out = {}
+    for path in work.glob('*/' + _PROGRESS_FILE):
+        try:
+            ident = path.read_text(encoding='utf-8')
+            out[ident] = max(out.get(ident, 0.0), path.stat().st_mtime)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -138,7 +189,8 @@ def grade_all(tasks, jobs, work: Path, progress, *, grade_one, watchdog) -> list
     (and reported as `grader-crashed` after MAX_ATTEMPTS deaths) while the others go on. A
     grading still running after `watchdog(task)` seconds is stopped with its pool process and
     reported as `grader-stuck`; the submissions in flight beside it are graded again, so the
-    batch always ends and writes its summary."""
+    batch always ends and writes its summary. `watchdog(task)`: how many seconds without
+    progress (no answer from the grading's workers) make a grading stuck."""
     failures = []
     pending = collections.deque(tasks)
     attempts = collections.Counter()
@@ -184,13 +236,24 @@ def grade_all(tasks, jobs, work: Path, progress, *, grade_one, watchdog) -> list
             if pending[0].id in suspects and inflight:
                 return
             task = pending.popleft()
-            future = pool.submit(grade_one, task)
+            future = pool.submit(_graded_with_progress, grade_one, task)
             inflight[future] = task
-            started[future] = time.monotonic()
+            started[future] = time.time()
 
     def stuck_ones():
-        now = time.monotonic()
-        return [f for f, task in inflight.items() if now - started[f] > watchdog(task)]
+        # silence counts from the task's last sign of progress, the first being its start in a
+        # pool process; one that has not started yet (a pool process still starting on a busy
+        # machine) gets the longer of its watchdog and a default grading's
+        now, signs, out = time.time(), _last_progress(work), []
+        for future, task in inflight.items():
+            sign = signs.get(task.id, 0.0)
+            if sign >= started[future] - 1.0:   # (a file's time may be a little coarse)
+                silent, limit = now - max(sign, started[future]), watchdog(task)
+            else:   # not started yet; a sign of an earlier try in a pool gone does not count
+                silent, limit = now - started[future], max(watchdog(task), _NOT_STARTED_S)
+            if silent > limit:
+                out.append(future)
+        return out
 
     try:
         with pinned_threads():
@@ -222,9 +285,11 @@ def grade_all(tasks, jobs, work: Path, progress, *, grade_one, watchdog) -> list
                     for future in stuck:
                         task = inflight.pop(future)
                         failures.append(Failure(task.id, 'grader-stuck', 'grading this '
-                                                'submission took more than {:g} s, far beyond its '
-                                                'time limits, and was stopped: a fault of the '
-                                                'grader or of this machine'.format(watchdog(task))))
+                                                'submission showed no progress for more than {:g} s '
+                                                '(no answer from the processes running it), far '
+                                                'beyond its time limits, and was stopped: a fault '
+                                                'of the grader or of this machine'.format(
+                                                    watchdog(task))))
                         progress.update(task.id, 'grader-stuck')
                     stop_pool(pool, wait=False)
                     for future, task in list(inflight.items()):   # graded again, not suspects

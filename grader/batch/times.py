@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import policy as policy_mod
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 # Canvas's "Download Submissions" names each file `lastfirst[_late]_USERID_SUBMISSIONID_name`
 _CANVAS_DOWNLOAD = re.compile(r'^[^_]*?(?:_late)?_(\d+)_\d+(?:_|$)', re.I)

@@ -17,6 +17,9 @@ DEFAULT_TOLERANCES = {
     'float64': {'rtol': 1e-7, 'atol': 1e-9},
     'float32': {'rtol': 1e-4, 'atol': 1e-5},
 }
+# An analytic gradient against central differences (step 1e-5, float64; the atol scales with
+# the largest difference); assignments override with numeric_rtol / numeric_atol.
+NUMERIC_TOLERANCE = {'rtol': 1e-4, 'atol': 1e-6}
 
 
 def _low_precision(dtype):

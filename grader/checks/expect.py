@@ -9,10 +9,12 @@ exception as the message.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from grader.checks import Plan, learner_error_finding, register
-from grader.checks.compare import compare, tolerance_for
+from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.contracts.shapes import split_path as _split
 from grader.model import Finding, Probe
 from grader.wire import Array
@@ -150,7 +152,11 @@ def _judge_expectation(report, exp, tol):
     ok = not bad
     evidence = {'path': path, 'op': op}
     because = ''
-    if bad:
+    if bad and op in _SAID:   # nothing to compare with: the message says what was expected
+        evidence['found'] = _SAID[op](bad[0][0])
+        evidence['mismatches'] = len(bad)
+        evidence['checked'] = len(found)
+    elif bad:
         evidence['found'] = _show(bad[0][0])
         evidence['expected'] = _show(bad[0][1])
         evidence['mismatches'] = len(bad)
@@ -162,6 +168,23 @@ def _judge_expectation(report, exp, tol):
                    exp.get('failure', 'expected: ' + exp['message']) + because,
                    evidence=evidence, hint='' if ok else exp.get('hint', ''),
                    case=exp.get('case', path))
+
+
+# the expectations that compare with no value, and what was found instead, as a sentence
+_SAID = {
+    'true': lambda a: 'it is not so (the code reports {})'.format(_said_value(a)),
+    'false': lambda a: 'it is so (the code reports {})'.format(_said_value(a)),
+    'none': lambda a: 'a value where None was expected: {}'.format(_said_value(a)),
+    'not_none': lambda a: 'None, where a value was expected',
+}
+
+
+def _said_value(a):
+    shown = _show(a)
+    if isinstance(shown, bool):
+        return 'false' if not shown else 'true'
+    text = json.dumps(shown, default=str) if not isinstance(shown, str) else shown
+    return text if len(text) <= 80 else text[:77] + '...'
 
 
 def _nothing(report, exp, path):
@@ -267,11 +290,6 @@ def _match_judge(inp):
         evidence=dict({'first_mismatch': first, 'mismatches': len(mismatches),
                        'paths': [m['path'] for m in mismatches[:10]]}, **more),
         hint=inp.params.get('hint', ''))]
-
-
-# Central differences (eps 1e-5, float64) against analytic gradients: the grad.battery's numeric
-# tolerances.
-NUMERIC_TOLERANCE = {'rtol': 1e-4, 'atol': 1e-6}
 
 
 def _unreferenced_judge(inp, section):

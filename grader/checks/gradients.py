@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.checks import Plan, learner_error_finding, register
-from grader.checks.compare import compare, tolerance_for
+from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.model import Finding, Probe
 from grader.contracts.upstream import upstream_gradient
 
@@ -152,12 +152,15 @@ def _battery_judge(inp):
             what, _where(v['y'].device), _where(probe.device)), case='forward.device',
             evidence={'output': v['y_info']}, hint='pick the array module from the input: '
             'xp = cuda.get_array_module(x)'))
+    forward_wrong = False
     if ref is not None:
         c = compare(y, ref['y'].data, **tol)
+        forward_wrong = not c.ok
         findings.append(Finding('passed' if c.ok else 'failed',
                                 'forward value of {} {} the reference'.format(
                                     what, 'matches' if c.ok else 'differs from'),
-                                case='forward.value', evidence=dict(c.evidence, output=v['y_info'])))
+                                case='forward.value', evidence=dict(c.evidence, output=v['y_info']),
+                                hint=FORWARD_HINT.format(what) if forward_wrong else ''))
 
     if 'grads' not in v:
         return findings
@@ -167,7 +170,8 @@ def _battery_judge(inp):
         name = 'input {}'.format(i)
         if g is None:
             findings.append(Finding('failed', 'after backward, {} of {} has no gradient (grad is '
-                                    'None)'.format(name, what), case='grad.present'))
+                                    'None)'.format(name, what), case='grad.present',
+                                    hint=NO_GRADIENT_HINT.format(what=what, i=i)))
             continue
         x = np.asarray(args[i])
         if g.shape != x.shape:
@@ -196,10 +200,10 @@ def _battery_judge(inp):
                                         'gradient of {} wrt {} {} the reference'.format(
                                             what, name, 'matches' if c.ok else 'differs from'),
                                         case='grad.reference', evidence=c.evidence,
-                                        hint='' if c.ok else _hint(c.evidence)))
+                                        hint='' if c.ok else _hint(c.evidence, forward_wrong)))
     if 'points' in v and probe.params.get('points'):
         layout = _draw_all(params, probe.seed)[3]
-        findings.extend(_numeric(v, gy, wrt, args, layout, inp.tolerance, what))
+        findings.extend(_numeric(v, gy, wrt, args, layout, inp.tolerance, what, forward_wrong))
     if 'zero_grads' in v:
         bad = [i for k, i in enumerate(wrt) if v['zero_grads'][k] is not None
                and np.any(v['zero_grads'][k].data != 0)]
@@ -212,14 +216,15 @@ def _battery_judge(inp):
     return findings
 
 
-def _numeric(v, gy, wrt, args, layout, overrides, what):
+def _numeric(v, gy, wrt, args, layout, overrides, what, forward_wrong=False):
     y = v['y'].data
     if y.dtype != np.float64:
         return [Finding('skipped', 'the forward of {} computes in {} for float64 inputs; the '
                         'numerical check needs float64, so it cannot judge (the reference '
                         'comparison still applies)'.format(what, y.dtype), case='grad.numeric')]
     outs = [p.data.astype(np.float64) for p in v['points']]
-    tol = {'rtol': overrides.get('numeric_rtol', 1e-4), 'atol': overrides.get('numeric_atol', 1e-6)}
+    tol = {'rtol': overrides.get('numeric_rtol', NUMERIC_TOLERANCE['rtol']),
+           'atol': overrides.get('numeric_atol', NUMERIC_TOLERANCE['atol'])}
     findings = []
     if layout and layout[0][0] == 'element':
         numeric = [np.zeros(np.asarray(args[i]).shape) for i in wrt]
@@ -235,7 +240,7 @@ def _numeric(v, gy, wrt, args, layout, overrides, what):
                                     'random upstream gradient'.format(
                                         what, i, 'agrees with' if c.ok else 'disagrees with'),
                                     case='grad.numeric', evidence=dict(c.evidence, mode='per element'),
-                                    hint='' if c.ok else _hint(c.evidence)))
+                                    hint='' if c.ok else _hint(c.evidence, forward_wrong)))
     else:
         analytic, numeric = [], []
         for n, (_, u) in enumerate(layout):
@@ -260,7 +265,17 @@ def _where(device):
     return {'gpu': 'device', 'cpu': 'host'}.get(device, device)
 
 
-def _hint(evidence):
+# where the forward's value is wrong the gradients follow from it: the hint is about the forward
+FORWARD_HINT = ('the forward of {} computes other values than the reference: look at its forward '
+                'first (its gradients are judged against a right forward, so they fail with it)')
+NO_GRADIENT_HINT = ('the backward of {what} gave no gradient for input {i}: does it `return` its '
+                    'result, one gradient per input (a backward without `return` gives None)?')
+
+
+def _hint(evidence, forward_wrong=False):
+    """A hint for a wrong gradient: about the backward only when the forward matched."""
+    if forward_wrong:
+        return 'the forward is wrong too (see above): fix it first, then look at the backward'
     pattern = evidence.get('pattern', '')
     if pattern.startswith('all zeros'):
         return 'the backward returns zeros or is not connected to this input'

@@ -13,12 +13,11 @@ is its scorecard as records (`grader.record.Scorecard`).
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader import schema, status
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 FORMATS = ('gradescope', 'canvas', 'lti', 'junit', 'html')
 from grader.record import CheckRecord, Scorecard
@@ -126,19 +125,10 @@ class Graded:
 
 def read_document(path, schema_name: str) -> dict:
     """A JSON document written by the grader, validated against its schema."""
-    path = Path(path)
     try:
-        with open(path, encoding='utf-8-sig') as f:   # a BOM, as some editors save
-            document = json.load(f)
-    except FileNotFoundError:
-        raise ExportError('{} does not exist'.format(path)) from None
-    except (OSError, ValueError) as exc:
-        raise ExportError('{} cannot be read as JSON: {}'.format(path, exc)) from None
-    problems = schema.errors(schema_name, document)
-    if problems:
-        raise ExportError('{} is not a valid {} document: {}'.format(
-            path, schema_name, '; '.join(problems[:3])))
-    return document
+        return schema.read_document(path, schema_name)
+    except schema.DocumentError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def load(path) -> Graded:
@@ -179,12 +169,23 @@ def lateness(card: Scorecard) -> str:
     return ''
 
 
+# what an export says of a failing check that does not count (advice), wherever it shows one
+ADVICE_NOTE = 'advice, not counted (beyond the book; it never changes the verdict or the score)'
+
+
+def is_advice_failure(check: CheckRecord, card: Scorecard) -> bool:
+    """A failing check that does not count under the card's profile: never shown as a failure."""
+    return check.failing and not card.counts(check)
+
+
 def check_text(check: CheckRecord, card: Scorecard | None = None) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
     the hint, the catalogued fault behind it, and how to reproduce it (with `card`, the scorecard
     it is a check of, also the command that grades it again on the learner's own machine)."""
     lines = [check.message]
-    if check.unjudged:
+    if card is not None and check.failing and not card.counts(check):
+        lines[0] = '{}: {}'.format(ADVICE_NOTE, check.message)
+    elif check.unjudged:
         lines[0] = 'not judged here, so it earns nothing: ' + check.message
     elif check.status == status.NOT_APPLICABLE:
         lines[0] = 'not applicable on the grading machine (credited): ' + check.message

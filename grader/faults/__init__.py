@@ -8,7 +8,10 @@ inject` does) writes it instead into the learner's own function where the patch'
 (`grader.faults.source`), so that a learner practising finds the fault where the book's code is.
 Each patch must be self-contained (it may import only the standard library and NumPy inside its
 body): `inject` copies its source into the variant, so a single-fault variant is an ordinary
-submission that grades like any other.
+submission that grades like any other. Faults that differ only in parameters (the near misses of
+`grader.faults.near_miss`: which function's gradient is off, and by how much) share one body,
+registered under each fault's patch name with `patch_with`; the variant then holds the body and
+a call of it with the parameters written out.
 
 For a package the patch receives `dezero` and runs at the end of `dezero/__init__.py`. For a
 single step file (steps 1-22) it receives the step module, whose namespace holds `Variable`,
@@ -20,6 +23,7 @@ so the learner's demo still runs and the fault is in place even when the demo en
 from __future__ import annotations
 
 import inspect
+import math
 import shutil
 import textwrap
 from pathlib import Path
@@ -27,6 +31,8 @@ from pathlib import Path
 from grader.errors import GraderError
 
 PATCHES: dict = {}
+# name -> the patches a composite patch applies, in order (`compose`)
+COMPOSITES: dict = {}
 # the text of each module that registers patches, read once when it registers its first one, so
 # that a variant is made from the code this process runs even if the file is edited meanwhile
 _MODULE_LINES: dict = {}
@@ -47,13 +53,75 @@ def patch(name):
     return register
 
 
-def source_of(name: str) -> str:
-    fn = PATCHES[name]
+# name -> (the patch body, its parameters), for the patches registered by `patch_with`
+_WITH: dict = {}
+
+
+def patch_with(name, body, **params):
+    """Register `name` as the patch `body(dz, **params)`: one body serving several faults that
+    differ only in its parameters (which function, by how much). The parameters are literals
+    (str, int, float); a variant's copy is `body`'s source followed by a function of `dz` alone
+    that calls it with the parameters written out, so it stays self-contained."""
+    if name in PATCHES:
+        raise ValueError('patch {!r} registered twice'.format(name))
+    if not name.isidentifier():
+        raise ValueError('patch name {!r} is not an identifier'.format(name))
+    for key, value in params.items():
+        if type(value) not in (str, int, float) or (type(value) is float
+                                                    and not math.isfinite(value)):
+            raise ValueError('patch {!r}: parameter {}={!r} is not a plain literal'.format(
+                name, key, value))
+
+    def bound(dz):
+        return body(dz, **params)
+    bound.__name__ = bound.__qualname__ = name
+    PATCHES[name] = bound
+    _WITH[name] = (body, dict(params))
+    filename = body.__code__.co_filename
+    if filename not in _MODULE_LINES:
+        with open(filename, encoding='utf-8') as f:
+            _MODULE_LINES[filename] = f.readlines()
+    return bound
+
+
+def compose(name, *parts):
+    """Register the patch `name` that applies the registered patches `parts` in order (an
+    instrument and a fault, a renaming and a fault): a variant gets each part's source and a
+    function that calls them, so it stays self-contained."""
+    if name in PATCHES:
+        raise ValueError('patch {!r} registered twice'.format(name))
+    missing = [p for p in parts if p not in PATCHES]
+    if missing:
+        raise ValueError('patch {!r} is made of unknown patches {}'.format(name, missing))
+
+    def composite(dz):
+        for part in parts:
+            PATCHES[part](dz)
+    composite.__name__ = name
+    PATCHES[name] = composite
+    COMPOSITES[name] = tuple(parts)
+    return composite
+
+
+def _function_source(fn) -> str:
     lines = _MODULE_LINES[fn.__code__.co_filename]
     # a decorated function's first line is its first decorator's
     src = textwrap.dedent(''.join(inspect.getblock(lines[fn.__code__.co_firstlineno - 1:])))
     lines = [line for line in src.splitlines() if not line.startswith('@patch(')]
     return '\n'.join(lines) + '\n'
+
+
+def source_of(name: str) -> str:
+    if name in COMPOSITES:
+        parts = COMPOSITES[name]
+        calls = ''.join('    {}(dz)\n'.format(PATCHES[p].__name__) for p in parts)
+        return '\n\n'.join(source_of(p) for p in parts) + '\n\ndef {}(dz):\n{}'.format(name, calls)
+    if name in _WITH:
+        body, params = _WITH[name]
+        return '{}\n\ndef {}(dz):\n    return {}(dz, {})\n'.format(
+            _function_source(body), name, body.__name__,
+            ', '.join('{}={!r}'.format(k, v) for k, v in sorted(params.items())))
+    return _function_source(PATCHES[name])
 
 
 def _copy(source: Path, out: Path) -> Path:
@@ -72,6 +140,12 @@ def inject_into_source(source: Path, out: Path, fault, entry):
     (out, '', why)."""
     from grader.faults import source as in_source
     out = _copy(source, out)
+    if fault.patch in COMPOSITES:
+        _add_patch(out, fault, entry)
+        return out, '', 'it is several patches applied together'
+    if fault.patch in _WITH:
+        _add_patch(out, fault, entry)
+        return out, '', 'it wraps what your code computes rather than replacing one function'
     try:
         edits = in_source.plan(source_of(fault.patch), out, entry)
     except in_source.NotInSource as why:

@@ -81,7 +81,7 @@ def grade_task(task: GradeTask) -> dict:
 
 def watchdog_s(task) -> float:
     """As batch's watchdog (`grader.batch.grading.watchdog_s`), for run.Options."""
-    return 3 * task.options.limits.total_s + 120
+    return pool.silence_limit_s(task.options.limits)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from grader import assignments, batch, faults, load, schema, scorecard, selftest
 from grader.batch import grading, pool
 from grader.progress import Progress
 from grader.status import FAILING, VERDICTS
-from grade_cli import dezero_grade
+from grade_cli import HANG_S, dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -51,7 +51,15 @@ def _env():
 
 
 def _cli(*args, check=True, **kwargs):
-    return dezero_grade(*args, expect=(0,) if check else None, timeout=120, **kwargs)
+    return dezero_grade(*args, expect=(0,) if check else None, **kwargs)
+
+
+def _wait_for(event, what: str, limit_s: float = 300) -> None:
+    """Wait until `event()` holds; fail after `limit_s`, which only a hang reaches."""
+    end = time.monotonic() + limit_s
+    while not event():
+        assert time.monotonic() < end, 'still not {} after {} s: a hang'.format(what, limit_s)
+        time.sleep(0.05)
 
 
 def _zip_folder(folder: Path, target: Path) -> None:
@@ -206,14 +214,17 @@ def test_the_summary_numbers_match_the_scorecards(klass, full):
     assert {r['id'] for r in summary['checks']} == {c['id'] for d in cards.values() for c in d['checks']}
     # the most frequent root causes: counted once per submission and cause its diagnosis names,
     # and each failing check names the fault of the cause it belongs to
-    best = collections.Counter()
+    # (those of checks that count; those of advice alone in a table of their own)
+    best, advice = collections.Counter(), collections.Counter()
     for d in cards.values():
-        causes = {c['faults'][0]['id'] for c in d.get('diagnosis', {}).get('causes', ())
-                  if c['kind'] == 'fault'}
-        assert causes == {c['faults'][0]['id'] for c in d['checks']
-                          if c['status'] in FAILING and c['faults']}
-        best.update(causes)
+        causes = {c['faults'][0]['id']: c['advice']
+                  for c in d.get('diagnosis', {}).get('causes', ()) if c['kind'] == 'fault'}
+        assert set(causes) == {c['faults'][0]['id'] for c in d['checks']
+                               if c['status'] in FAILING and c['faults']}
+        best.update(i for i, is_advice in causes.items() if not is_advice)
+        advice.update(i for i, is_advice in causes.items() if is_advice)
     assert {f['id']: f['submissions'] for f in summary['faults']} == dict(best)
+    assert {f['id']: f['submissions'] for f in summary['advice_faults']} == dict(advice)
     # each single-fault submission is counted under its own fault, and under nothing else
     for ident, d in cards.items():
         if ident.startswith('fault-') and d['verdict'] != 'accept':
@@ -295,9 +306,9 @@ def test_killed_at_random_points_then_restarted_loses_and_corrupts_nothing(klass
                 proc.wait()
             else:
                 proc.send_signal(signal.SIGTERM)
-                assert proc.wait(timeout=30) == 128 + signal.SIGTERM
-                time.sleep(0.2)
-                assert not _running_under(out), 'SIGTERM left processes running'
+                assert proc.wait(timeout=HANG_S) == 128 + signal.SIGTERM
+                # the pool and its sandboxes die with the batch (the kernel's doing: not at once)
+                _wait_for(lambda: not _running_under(out), 'gone (SIGTERM left processes running)')
                 assert not (out / '.work').exists()
             kills.append((how, _count(out)))
         _all_complete(out)
@@ -318,7 +329,7 @@ def test_killed_at_random_points_then_restarted_loses_and_corrupts_nothing(klass
     assert not (out / '.work').exists()
     assert not [p for p in out.rglob('*.tmp')]
     # the sandbox workers the kills orphaned (a submission that loops never notices) are gone
-    assert not _running_under(out)
+    _wait_for(lambda: not _running_under(out), 'gone (the workers the kills orphaned)')
 
 
 def test_shards_partition_the_class_and_merge_back(klass, full, tmp_path):
@@ -516,18 +527,38 @@ def hang_or_grade(task):
 
 def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
     # whatever makes a grading hang (the grader's own bug, a machine that stalls), the batch
-    # stops it at its watchdog, says so, grades the rest and ends
+    # stops it once it shows no progress for its watchdog's time, says so, grades the rest and
+    # ends. The healthy ones get the real watchdog: however slow the machine, they never go that
+    # long without an answer from a worker.
     tasks, out = _reference_tasks(tmp_path, ('hang', 'fine', 'also-fine'))
     sink = _Sink()
-    started = time.monotonic()
-    failures = pool.grade_all(tasks, 2, out / '.work', Progress(3, 0, sink),
-                                grade_one=hang_or_grade, watchdog=lambda task: 15)
+    failures = pool.grade_all(tasks, 2, out / '.work', Progress(3, 0, sink), grade_one=hang_or_grade,
+                              watchdog=lambda task: 5 if task.id == 'hang' else grading.watchdog_s(task))
     assert [(f.id, f.code) for f in failures] == [('hang', 'grader-stuck')]
-    assert 'took more than 15 s' in failures[0].reason
+    assert 'showed no progress for more than 5 s' in failures[0].reason
     assert (out / 'scorecards' / 'fine.json').is_file()
     assert (out / 'scorecards' / 'also-fine.json').is_file()
-    assert time.monotonic() - started < 120
-    assert grading.watchdog_s(tasks[0]) > batch.BatchOptions(STEP).limits().total_s
+    limits = batch.BatchOptions(STEP).limits()
+    assert grading.watchdog_s(tasks[0]) > limits.call_wall_s() > limits.call_s
+
+
+def slow_grade(task):
+    """A stand-in for the batch's grading function: a grading three times as long as its
+    watchdog, that keeps making progress (as a healthy grading on a loaded machine does)."""
+    from grader import sandbox
+    for _ in range(36):
+        time.sleep(0.5)
+        sandbox.beat()
+    return {'id': task.id, 'ok': True, 'verdict': 'accept', 'earned': 1.0, 'possible': 1.0}
+
+
+def test_a_slow_grading_that_makes_progress_is_not_stuck(tmp_path):
+    tasks, out = _reference_tasks(tmp_path, ('slow',))
+    sink = _Sink()
+    failures = pool.grade_all(tasks, 1, out / '.work', Progress(1, 0, sink), grade_one=slow_grade,
+                              watchdog=lambda task: 6)
+    assert failures == []
+    assert any('accept 1/1' in line for line in sink.lines), sink.lines
 
 
 def test_a_pool_process_that_dies_is_retried_then_reported(tmp_path):
@@ -558,14 +589,14 @@ def test_the_cron_recipe_grades_resumes_and_exports(tmp_path):
                ROSTER=str(tmp_path / 'roster.csv'), JOBS='1', GRADE=str(grade), LTI='1')
     script = ROOT / 'examples' / 'cron-grade.sh'
     first = subprocess.run(['bash', str(script)], env=env, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=HANG_S)
     assert first.returncode == 0, first.stdout + first.stderr
     out = tmp_path / 'graded'
     for name in ('junit.xml', 'lti-scores.json', 'canvas.csv'):
         assert (out / 'exports' / name).is_file(), name
     assert 'grading 2 of 2' in first.stderr
     again = subprocess.run(['bash', str(script)], env=env, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=HANG_S)
     assert again.returncode == 0 and 'grading' not in again.stderr
 
 

@@ -65,8 +65,10 @@ def marker() -> str:
     return 'dezero-hostile-{}-{}'.format(os.getpid(), time.monotonic_ns())
 
 
-def survivors(mark: str, wait_s: float = 3.0) -> list:
-    """Live (not zombie) processes whose command line holds ``mark``, after up to ``wait_s``."""
+def survivors(mark: str, wait_s: float = 60.0) -> list:
+    """Live (not zombie) processes whose command line holds ``mark``, once there are none or
+    after ``wait_s`` (a limit that only a process that outlives its worker reaches; a loaded
+    machine can take a while to deliver the kill)."""
     end = time.monotonic() + wait_s
     while True:
         found = []

@@ -11,7 +11,7 @@ from grader import load, run, schema
 from grader.batch import BatchOptions
 from grader.batch.summary import assignment_info, summarize
 from grader.export import Graded, Submission, canvas, gradescope, junit, lti
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 
 STEP = 23
 

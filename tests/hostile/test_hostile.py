@@ -35,10 +35,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
                                 reason='the corpus checks processes through /proc')
 
 SEED = 4242
+# the time limits are CPU time (a loaded machine does not make the reference run out of them);
+# the wall clock, ten times as long, only catches code that waits
 LIMITS = Limits(call_s=3, total_s=15, cpu_s=30, memory_mb=1024, fsize_mb=16, grace_s=0.2)
-# for code that must meet the memory limit, not the clock: a loaded machine can spend the 3 s
-# importing numpy before the first allocation
+# for code that must meet the memory limit, not the clock
 ROOMY = dataclasses.replace(LIMITS, call_s=30, total_s=60)
+HANG_S = 120   # how long a test waits for an event before it calls it a hang
 # checks whose probes call Variable.backward: enough to show misbehaviour inside a check
 BACKWARD_CHECKS = ('device.fn.tanh', 'device.fn.exp')
 REPO = Path(grader.__file__).resolve().parent.parent
@@ -90,7 +92,7 @@ def worker_children():
 @pytest.fixture(autouse=True)
 def nothing_left_behind():
     yield
-    end = time.monotonic() + 3
+    end = time.monotonic() + HANG_S   # the workers are killed before grading returns
     while worker_children() and time.monotonic() < end:
         time.sleep(0.05)
     assert worker_children() == [], 'a worker outlived grading'
@@ -117,26 +119,24 @@ def cached_reference():
 def test_endless_loop_at_import_is_invalid_with_where_it_looped(tmp_path):
     sub = hc.append_to_init(hc.reference_copy(tmp_path / 'loop'), 'while True:\n    pass\n')
     message = invalid(grade(sub), 'timeout')
-    assert 'importing your code did not finish within the 3 s time limit' in message
+    assert 'importing your code did not finish within the 3 s CPU-time limit' in message
     assert 'dezero/__init__.py' in message and '--timeout' in message
 
 
 def test_endless_loop_inside_a_check_fails_the_checks_within_one_budget(tmp_path):
     sub = hc.in_backward(hc.reference_copy(tmp_path / 'loop-backward'), 'while True:\n    pass\n')
-    started = time.monotonic()
     doc = grade(sub, limits=Limits(call_s=2, total_s=8, cpu_s=30, memory_mb=1024, grace_s=0.2))
-    elapsed = time.monotonic() - started
     assert doc['verdict'] in ('reject', 'rollback')
     bad = failing(doc)
     # one loop, one timeout: the tests stuck in the same loop later are not run because of it,
     # and once the budget is spent, the rest are not run either
-    limit = [c for c in bad.values() if 'did not finish within the 2 s time limit' in c['message']]
+    limit = [c for c in bad.values() if 'did not finish within the 2 s CPU-time limit' in c['message']]
     assert len(limit) == 1 and '_hostile_backward' in limit[0]['message']
     rest = [c for c in doc['checks'] if c['status'] != 'passed' and c not in limit]
     assert rest and all('not run: it reached dezero/__init__.py' in c['message'] or
                         'allowed for grading the whole submission' in c['message'] for c in rest)
     assert doc['checks'][0]['id'] == 'step52/api' and doc['checks'][0]['status'] == 'passed'
-    assert elapsed < 60  # the 8 s budget bounds it, not 2 s times every test
+    # the 8 s budget bounds it, not 2 s times every test: the tests after it are not run
 
 
 @pytest.mark.parametrize('name, code, words', [
@@ -169,7 +169,7 @@ def test_sigterm_ignored_is_still_killed(tmp_path):
             pass
         ''')
     message = invalid(grade(sub), 'timeout')
-    assert 'did not finish within the 3 s time limit' in message
+    assert 'did not finish within the 3 s CPU-time limit' in message
 
 
 def test_children_that_keep_running_are_all_killed(tmp_path):
@@ -632,7 +632,7 @@ def test_the_corpus_in_one_batch_gives_every_submission_a_scorecard(tmp_path):
     out = tmp_path / 'out'
     proc = subprocess.run([sys.executable, '-m', 'grader', 'batch', str(folder), '--step', str(hc.STEP),
                            '--out', str(out), '--timeout', '3'], cwd=str(REPO), capture_output=True,
-                          text=True, timeout=600,
+                          text=True, timeout=3600,   # only a hang reaches it
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO)] + sys.path)))
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     verdicts = {}
@@ -686,11 +686,10 @@ def test_a_forged_setup_answer_ends_in_a_scorecard_and_leaves_nothing_running(tm
         _sys.argv.append({mark!r})
         _time.sleep(60)
         '''.format(frame=FORGED_FRAMES[kind], mark=mark))
-    started = time.monotonic()
     doc = grade(sub)
     assert doc['verdict'] == 'invalid', doc['reason']
+    # not a timeout: the grader stopped the worker on its forged answer, not after its sleep
     assert doc['invalid']['code'] in ('protocol', 'tampered'), doc['invalid']
-    assert time.monotonic() - started < 30
     assert worker_children() == []
 
 
@@ -703,10 +702,10 @@ def test_a_forged_probe_answer_ends_in_a_scorecard_and_leaves_nothing_running(tm
         _os.write(_fd, len(_payload).to_bytes(4, "big") + _payload)
         _time.sleep(60)
         '''.format(frame=FORGED_FRAMES[kind]))
-    started = time.monotonic()
     doc = grade(sub, only=BACKWARD_CHECKS)
-    assert time.monotonic() - started < 60
     assert doc['verdict'] in ('invalid', 'reject', 'rollback')
     text = json.dumps(doc)
+    # stopped on its forged answer, not after its sleep (which would be a timeout)
     assert 'never produces' in text or 'protocol' in text or 'nested too deeply' in text, text[:2000]
+    assert 'wall-clock' not in text
     assert worker_children() == []

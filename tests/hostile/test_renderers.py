@@ -95,7 +95,7 @@ def test_every_start_of_a_formula_is_neutralised():
 
 def test_a_roster_name_that_is_a_formula_is_written_as_text(card, tmp_path):
     from grader.export import Graded, Submission, canvas
-    from grader.export import roster as roster_mod
+    from grader import roster as roster_mod
     lines = ['Student,ID,SIS User ID,SIS Login ID,Section,Submission']
     subs = []
     for i, name in enumerate(FORMULAS):

@@ -6,10 +6,11 @@ import dataclasses
 import pytest
 
 import reference
-from grader import assignments, load, run
+from grader import assignments, load, recurrence, run
 from grader.checks import JudgeInput, Plan
 from grader.errors import GraderError
 from grader.model import Observation, Probe
+from grader.wire import Array
 from grader.observe import WorkerRun
 
 PROBE = Probe('api.names', {'names': ['Variable']}, seed=1)
@@ -57,16 +58,18 @@ def test_a_judge_that_is_wrong_gives_an_invalid_scorecard_coded_grader_error(mon
     assert 'bug of the grader' in doc['reason'] and 'KeyError' in doc['reason']
 
 
-def test_an_unreferenced_section_that_raised_is_judged_as_the_code_raising():
-    # sequence.through_time's `unreferenced` section is a phase: where the learner's layer raised
-    # inside it, it holds only what was raised -- a failure of the code, named, not of the grader
+def test_a_recurrent_phase_that_raised_is_judged_as_the_code_raising():
+    # sequence.through_time's `window` is a phase: where the learner's layer raised inside it, it
+    # holds only what was raised -- a failure of the code, named, not of the grader
     use = next(u for u in assignments.load(59).checks if u.id == 'step59/rnn.through_time')
     definition = run.CHECKS[use.check]
     plan = definition.plan(use.params, 1)
-    report = {'unreferenced': {'raised': 'TypeError', 'message': 'expected an array'}}
+    params = [{'place': place, 'value': Array(recurrence.seeded(1, 'rnn:' + place, shape), 'cpu')}
+              for place, shape in (('x2h/W', (2, 3)), ('x2h/b', (3,)), ('h2h/W', (3, 3)))]
+    report = {'params': params, 'window': {'raised': 'TypeError', 'message': 'expected an array'}}
     assert run.misshapen_reports([Observation(plan.learner[0], value=report)]) == []
     findings = definition.judge(JudgeInput(
         params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=plan,
         learner={plan.learner[0]: Observation(plan.learner[0], value=report)}, reference={}))
-    assert [f.status for f in findings] == ['failed']
-    assert 'raised TypeError: expected an array' in findings[0].message
+    assert [f.status for f in findings] == ['passed', 'failed']   # the parameters, then the window
+    assert 'raised TypeError: expected an array' in findings[1].message

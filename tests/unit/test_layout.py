@@ -89,3 +89,92 @@ def test_grading_a_submission_imports_no_sandboxed_module_into_the_trusted_proce
                          timeout=300, cwd=str(GRADER.parent))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
+
+
+# -- no import circles on the trusted side ---------------------------------------------------------
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(GRADER.parent).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def _unit(name: str) -> str:
+    """The part of the trusted side a module belongs to: its package below grader (grader.batch,
+    grader.export, ...) or the module itself (grader.run); a package's modules import one
+    another and their package freely."""
+    return '.'.join(name.split('.')[:2])
+
+
+def _import_graph(root: Path) -> dict:
+    """unit -> the units it imports, at module level or inside a function (an import put off to
+    call time still ties the two together); the sandboxed side is left out (its own rule is
+    above)."""
+    graph = {}
+    for path in _modules(root, exclude=SANDBOXED):
+        unit = _unit(_module_name(path))
+        graph.setdefault(unit, set()).update(
+            _unit(n) for _, n in _grader_imports(path) if n != 'grader' and not _is_sandboxed(n))
+    return {u: targets - {u} for u, targets in graph.items()}
+
+
+def _circles(graph: dict) -> list:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, edges = work[-1]
+            nxt = next((w for w in edges if w in graph), None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                elif nxt in on:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    group.append(w)
+                    if w == node:
+                        break
+                if len(group) > 1:
+                    out.append(sorted(group))
+    return out
+
+
+def test_no_import_circles_among_the_grader_modules():
+    """Data flows one way (submission -> observations -> verdicts -> scorecard -> exporters); a
+    module that imports one downstream of it, even inside a function, is a circle."""
+    circles = _circles(_import_graph(GRADER))
+    assert circles == [], '\n'.join(
+        'import circle: ' + ' <-> '.join(group) for group in circles)
+
+
+def test_the_circle_rule_finds_a_circle_made_inside_functions():
+    graph = {'grader.a': {'grader.b'}, 'grader.b': {'grader.c'}, 'grader.c': {'grader.a'},
+             'grader.d': {'grader.a'}}
+    assert _circles(graph) == [['grader.a', 'grader.b', 'grader.c']]
+    probe = GRADER / '_circle_probe_tmp.py'
+    # seeds is imported by run; a seeds that reached back up into run would close a circle
+    probe.write_text('def f():\n    from grader import run\n')
+    try:
+        graph = _import_graph(GRADER)
+        assert graph['grader._circle_probe_tmp'] == {'grader.run'}
+        graph['grader.seeds'] = graph['grader.seeds'] | {'grader._circle_probe_tmp'}
+        assert any({'grader.seeds', 'grader.run', 'grader._circle_probe_tmp'} <= set(g)
+                   for g in _circles(graph))
+    finally:
+        probe.unlink()

@@ -1,10 +1,13 @@
 """The stored mutation figure that selftest prints: validated, and said to be stale once the
-code or the checks it was measured on change."""
+code or the checks it was measured on change -- the reference, the owning steps' assignments,
+and every module of the grader that decides a verdict (a loosened tolerance, an edited judge)."""
 import json
+import shutil
 
 import pytest
 
-from grader import mutation_record, schema
+import reference
+from grader import codeset, mutation_record, schema
 from grader.errors import GraderError
 
 
@@ -56,3 +59,56 @@ def test_the_stored_figure_validates():
     if record is not None:
         assert schema.errors('mutation', record) == []
         assert record['rejected'] <= record['mutants']
+
+
+def test_the_key_covers_every_module_that_decides():
+    root = codeset.GRADER_DIR
+    deciding = {p.relative_to(root).as_posix() for p in mutation_record.deciding_files()}
+    for folder in ('checks', 'contracts', 'sandboxed/probes/scenarios', 'sandboxed/simdevice'):
+        every = {p.relative_to(root).as_posix() for p in codeset.files_under(root / folder)}
+        assert every and every <= deciding, sorted(every - deciding)
+    assert {'run.py', 'score.py', 'policy.py', 'status.py', 'scorecard.py', 'observe.py',
+            'wire.py', 'assignments.py', 'sandboxed/worker.py'} <= deciding
+
+
+@pytest.fixture(scope='module')
+def copies(tmp_path_factory):
+    """(the grader package's folder, the folder holding the reference's `dezero`), copied."""
+    top = tmp_path_factory.mktemp('code')
+    ignore = shutil.ignore_patterns('__pycache__', '*.pyc')
+    shutil.copytree(codeset.GRADER_DIR, top / 'grader', ignore=ignore)
+    shutil.copytree(reference.ROOT / 'dezero', top / 'reference' / 'dezero', ignore=ignore)
+    return top / 'grader', top / 'reference'
+
+
+def _edit(path, old, new):
+    text = path.read_text(encoding='utf-8')
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding='utf-8')
+    return text
+
+
+@pytest.mark.parametrize('where, old, new', [
+    ('grader/checks/compare.py', "'float64': {'rtol': 1e-7", "'float64': {'rtol': 5e-2"),
+    ('grader/checks/gradients.py', "case='grad.numeric'", "case='grad.numeric.loose'"),
+    ('grader/contracts/functions.py', '"""', '"""Edited. '),
+    ('grader/score.py', '"""', '"""Edited. '),
+    ('grader/sandboxed/probes/scenarios/functions.py', '"""', '"""Edited. '),
+    ('reference/dezero/layers.py', '"""', '"""Edited. '),
+])
+def test_an_edit_of_what_decides_marks_the_figure_stale(copies, stored, monkeypatch, where,
+                                                          old, new):
+    grader_dir, reference_dir = copies
+    original = mutation_record.key
+    monkeypatch.setattr(mutation_record, 'key', lambda steps: original(
+        steps, grader_dir=grader_dir, reference_dir=reference_dir))
+    # the copy is the same code: the figure measured on the real one is current for it
+    mutation_record.write(_record(original(mutation_record.OWNERS.values())))
+    assert 'on the current reference' in mutation_record.summary()
+    path = grader_dir.parent / where
+    before = _edit(path, old, new)
+    try:
+        assert 'STALE' in mutation_record.summary()
+    finally:
+        path.write_text(before, encoding='utf-8')
+    assert 'on the current reference' in mutation_record.summary()

@@ -19,6 +19,9 @@ from grader.sandbox import Limits, Worker
 
 HERE = Path(__file__).resolve().parent
 FAST = Limits(call_s=10, total_s=60, cpu_s=30, memory_mb=1024, fsize_mb=8, output_kb=64, grace_s=0.2)
+# how long a test waits for an event (processes gone, a worker dead) before it calls it a hang:
+# never reached on a healthy run, however loaded the machine
+HANG_S = 120
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the sandbox is POSIX only")
 _MODE = {"sandbox": "auto"}
@@ -68,11 +71,17 @@ def host_pid(w: Worker, inner: int) -> int:
     raise AssertionError(f"no process {inner} in the worker's PID namespace")
 
 
-def assert_gone(*pids: int) -> None:
-    end = time.monotonic() + 3
-    while any(alive(p) for p in pids) and time.monotonic() < end:
+def wait_for(event, what: str) -> None:
+    """Wait until ``event()`` is true; after HANG_S seconds, fail naming ``what`` (only a hang
+    gets there: the limit does not measure how fast anything is)."""
+    end = time.monotonic() + HANG_S
+    while not event():
+        assert time.monotonic() < end, f"still not {what} after {HANG_S} s: a hang"
         time.sleep(0.02)
-    assert not [p for p in pids if alive(p)], "processes outlived the worker"
+
+
+def assert_gone(*pids: int) -> None:
+    wait_for(lambda: not any(alive(p) for p in pids), "gone (processes outlived the worker)")
 
 
 @pytest.fixture
@@ -219,19 +228,71 @@ def test_network_connections_are_refused(scratch):
 
 # -- limits ---------------------------------------------------------------------------------------
 
-def test_endless_loop_times_out_and_names_where(scratch):
-    with worker(scratch) as w:
+# the time limits that judge the code are CPU time; the wall clock, far longer, only catches code
+# that waits. A hang_factor this large keeps the wall clock out of the tests of the CPU limits,
+# however loaded the machine that runs them
+NO_WALL = 1000
+
+
+def test_endless_loop_times_out_on_cpu_time_and_names_where(scratch):
+    with worker(scratch, dataclasses.replace(FAST, hang_factor=NO_WALL)) as w:
         failure = failure_of(w, {"op": "loop"}, timeout=0.5)
         pid = w.pid
-    assert failure.reason == "timeout" and "0.5 s limit for one request" in failure.message
+    assert failure.reason == "timeout" and failure.clock == "cpu" and failure.scope == "call"
+    assert "0.5 s of CPU time allowed for one request" in failure.message
+    assert failure.cpu_s >= 0.5 and not failure.busy
     assert "sandbox_handler.py" in failure.message and "in loop" in failure.message
     assert_gone(pid)
 
 
-def test_whole_lifetime_limit(scratch):
-    with worker(scratch, Limits(call_s=10, total_s=0.6, grace_s=0.1)) as w:
-        failure = failure_of(w, {"op": "sleep", "s": 5})
-    assert failure.reason == "timeout" and "whole grading run" in failure.message
+def test_whole_lifetime_limit_is_cpu_time(scratch):
+    with worker(scratch, Limits(call_s=10, total_s=1.5, hang_factor=NO_WALL, grace_s=0.1)) as w:
+        assert w.request({"op": "sleep", "s": 2})["result"] == "slept"   # waiting costs no CPU
+        failure = failure_of(w, {"op": "loop"})
+    assert failure.reason == "timeout" and failure.clock == "cpu" and failure.scope == "total"
+    assert "1.5 s of CPU time allowed for the whole grading run" in failure.message
+    assert failure.cpu_s >= 1.5
+
+
+def test_code_that_waits_is_stopped_by_the_wall_clock_and_says_so(scratch):
+    # a CPU limit of 0.2 s: the wall clock stops a sleeping request at its floor of 5 s
+    with worker(scratch) as w:
+        failure = failure_of(w, {"op": "sleep", "s": 600}, timeout=0.2)
+    assert failure.reason == "timeout" and failure.clock == "wall" and not failure.busy
+    assert failure.cpu_s < 0.2
+    assert "waited without end" in failure.message and "CPU-time limit is 0.2 s" in failure.message
+    assert "in sleep" in failure.message
+
+
+def _spinners(cpu: int, n: int) -> list:
+    """``n`` busy loops on CPU ``cpu`` alone."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    for p in procs:
+        os.sched_setaffinity(p.pid, {cpu})
+    return procs
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or not os.path.exists("/proc/self/schedstat"),
+                    reason="needs CPU affinity and the kernel's scheduler statistics")
+def test_a_request_starved_of_cpu_by_a_loaded_machine_is_told_apart_from_a_hang(scratch):
+    # the worker shares one CPU with four busy loops: it gets a fifth of it at most, so its 5 s of
+    # CPU time cannot fit in the 7.5 s of wall clock -- and it spent the time waiting for the CPU
+    cpu = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})   # the worker inherits it
+    spinners = _spinners(cpu, 4)
+    try:
+        with worker(scratch, dataclasses.replace(FAST, hang_factor=1.5)) as w:
+            os.sched_setaffinity(0, mine)
+            failure = failure_of(w, {"op": "loop"}, timeout=5)
+    finally:
+        os.sched_setaffinity(0, mine)
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert failure.reason == "timeout" and failure.clock == "wall", failure.message
+    assert failure.busy and failure.cpu_s < 5
+    assert "the machine was busy" in failure.message
 
 
 def test_cpu_limit(scratch):
@@ -329,10 +390,8 @@ def test_children_die_with_a_worker_that_exits_abruptly(scratch):
     pids = json.loads((scratch / "pids.json").read_text())
     if w.sandbox == "bubblewrap":
         # the children were numbered inside the worker's PID namespace: none may be left in it
-        end = time.monotonic() + 3
-        while _in_pid_namespace(namespace) and time.monotonic() < end:
-            time.sleep(0.02)
-        assert not _in_pid_namespace(namespace), "processes outlived the worker"
+        wait_for(lambda: not _in_pid_namespace(namespace),
+                 "gone (processes outlived the worker in its PID namespace)")
     else:
         assert_gone(pids["child"], pids["grandchild"])
 
@@ -374,9 +433,7 @@ def test_a_workers_namespace_stays_its_own_until_its_last_sweep(scratch, tmp_pat
     fd = w._namespace_fd
     assert _namespace_identity(f"/proc/self/fd/{fd}") == ident
     os.kill(w.pid, signal.SIGKILL)          # the worker's tree is gone ...
-    deadline = time.monotonic() + 3
-    while alive(w.pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: not alive(w.pid), "dead (the worker, killed)")
     assert _namespace_identity(f"/proc/self/fd/{fd}") == ident   # ... its namespace is not
     other_root = tmp_path / "other"
     other_root.mkdir()

@@ -8,7 +8,7 @@ import pytest
 
 from grader import policy
 from grader.batch import times
-from grader.export import roster
+from grader import roster
 
 UTC = datetime.timezone.utc
 

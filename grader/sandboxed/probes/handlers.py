@@ -160,7 +160,8 @@ def probe(msg, _verify=_verify, _encode=_encode):
         raise RuntimeError('a device probe reached a worker without a device')
     ctx = Ctx(_state['api'], device, int(msg['seed']), _state['xp_device'])
     params = _host_arrays(wire.decode(msg.get('params') or {}))
-    stop = _watch(msg.get('stuck') or (), float(msg.get('stuck_after') or 1.0), msg.get('token'))
+    stop = _watch(msg.get('stuck') or (), float(msg.get('stuck_after') or 1.0), msg.get('token'),
+                  float(msg.get('stuck_wall_after') or 0.0))
     try:
         answer = _encode(fn(ctx, **params))
     finally:
@@ -169,15 +170,18 @@ def probe(msg, _verify=_verify, _encode=_encode):
     return answer
 
 
-def _watch(stuck, after, token):
+def _watch(stuck, after, token, wall_after=0.0):
     """While a probe runs: every `after`/4 s, look at the stack; a function of `stuck` (each
     `[file relative to the submission, function name]`, where earlier probes ran out of time)
-    found in the same call for `after` seconds raises SameTimeout. Returns the undo."""
+    found in the same call after it used `after` seconds of this process's CPU time (or, when
+    `wall_after` is given, stayed there that long on the wall clock: code that waits) raises
+    SameTimeout. CPU time, so that a busy machine does not make a slow call look stuck.
+    Returns the undo."""
     places = {(str(f), str(n)) for f, n in stuck}
     if not places or not hasattr(signal, 'setitimer') or after <= 0:
         return lambda: None
     top = os.getcwd() + os.sep
-    seen = {'frame': None, 'since': 0.0}
+    seen = {'frame': None, 'since': 0.0, 'wall': 0.0}
 
     def sample(signum, frame):
         hit = None
@@ -188,10 +192,10 @@ def _watch(stuck, after, token):
             if (rel, code.co_name) in places:
                 hit = frame   # the outermost call of it: an endless loop's own call
             frame = frame.f_back
-        now = time.monotonic()
+        now, wall = time.process_time(), time.monotonic()
         if hit is None or hit is not seen['frame']:
-            seen['frame'], seen['since'] = hit, now
-        elif now - seen['since'] >= after:
+            seen['frame'], seen['since'], seen['wall'] = hit, now, wall
+        elif now - seen['since'] >= after or (wall_after > 0 and wall - seen['wall'] >= wall_after):
             seen['frame'] = None
             raise SameTimeout('{} {}:{} in {}'.format(token, _rel_of(hit, top), hit.f_lineno,
                                                       hit.f_code.co_name))

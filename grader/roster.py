@@ -1,8 +1,8 @@
 """The roster: which person handed in which submission, read from the instructor's CSV.
 
-It sits beside the exporters: a batch stores it (validated, as `roster.json`) so that the
-summary can say who has not submitted, and the Canvas and LTI exporters use it to turn a
-submission id into the identities an LMS matches grades on. Nothing here grades or scores.
+An input of the instructor's, like the policy: a batch stores it (validated, as `roster.json`) so
+that the summary can say who has not submitted, and the Canvas and LTI exporters use it to turn
+a submission id into the identities an LMS matches grades on. Nothing here grades or scores.
 
 The CSV needs a header. Column names are matched case-insensitively, spaces and hyphens read as
 underscores, so a Canvas gradebook export with a `Submission` column added works as is:

@@ -42,7 +42,7 @@ import reference
 from grader import graphs, htmlreport, load, report, run, schema
 from grader.errors import SubmissionError
 from grader.export import Graded, Submission, canvas, gradescope, junit
-from grader.export import roster as roster_mod
+from grader import roster as roster_mod
 from grader.progress import Progress
 
 import fuzzing

@@ -136,13 +136,23 @@ def _body(card: Scorecard, submission=None) -> str:
                    '</summary><ul>{}</ul></details>'.format(
                        len(skipped), ''.join('<li><b>{}</b> — {}</li>'.format(
                            esc(c.id), esc(c.message)) for c in skipped)))
-    passing = card.credited
+    passing = [c for c in card.credited if not c.regression]
     if passing:
         out.append('<details class="card" id="passing"><summary>passing checks ({})</summary>'
                    '<ul>{}</ul></details>'.format(len(passing), ''.join(
                        '<li>{} <b>{}</b> — {}</li>'.format(
                            '&#10003;' if c.status == 'passed' else '&middot;', esc(c.id),
                            esc(c.message)) for c in passing)))
+    kept = [(step, [c for c in group if c in card.credited])
+            for step, group in report.regression_by_step(card.checks)]
+    kept = [(step, group) for step, group in kept if group]
+    if kept:   # one line per earlier step: there can be a hundred of them
+        out.append('<details class="card" id="passing-regression"><summary>earlier steps\' '
+                   'contracts kept ({} regression checks of steps {})</summary><ul>{}</ul>'
+                   '</details>'.format(sum(len(g) for _, g in kept),
+                                       esc(report.step_span(s for s, _ in kept)), ''.join(
+                       '<li>&#10003; <b>step {}</b> — {}</li>'.format(step, esc(', '.join(
+                           c.id.split('/', 1)[-1] for c in group))) for step, group in kept)))
     return '\n'.join(out)
 
 
@@ -322,17 +332,21 @@ def class_page(summary: dict, docs: dict, link) -> str:
     out.append('<section><h2>score distribution</h2><p class="meta">{}</p>{}</section>'.format(
         esc(stats), _histogram_svg(scores.get('histogram'))))
     out.append(_root_causes(summary, docs))
-    rows = []
+    rows, kept = [], []   # kept: regression checks every submission passed, folded away
     for c in sorted(summary.get('checks', []), key=lambda c: (c['pass_rate'], c['id'])):
         rate = c['pass_rate']
-        rows.append('<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
-                    '<span style="width:{:.0f}%">'
-                    '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
-                        esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
-                        c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
-    out.append('<section id="checks"><h2>pass rate per check</h2><table><tr><th>check</th>'
-               '<th>what</th><th>pass rate</th><th>passed</th><th></th></tr>{}</table></section>'
-               .format(''.join(rows)))
+        (kept if c['regression'] and c['runs'] and c['passed'] == c['runs'] else rows).append(
+            '<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
+            '<span style="width:{:.0f}%">'
+            '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
+                esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
+                c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
+    head = ('<tr><th>check</th><th>what</th><th>pass rate</th><th>passed</th><th></th></tr>')
+    folded = ('<details><summary>{} regression check{} of earlier steps every submission '
+              'passed</summary><table>{}{}</table></details>'.format(
+                  len(kept), '' if len(kept) == 1 else 's', head, ''.join(kept)) if kept else '')
+    out.append('<section id="checks"><h2>pass rate per check</h2><table>{}{}</table>{}'
+               '</section>'.format(head, ''.join(rows), folded))
     ungraded = summary.get('ungraded') or []
     if ungraded:
         out.append('<section id="ungradable"><h2>could not be graded ({})</h2><table><tr><th>'

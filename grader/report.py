@@ -182,10 +182,34 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
     if verbose:
         out.append('')
         for c in checks:
-            if not c.failing:
+            if not c.failing and not c.regression:
                 out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
                                                   c.message))
+        for step, group in regression_by_step(checks):
+            passing = [c for c in group if not c.failing]
+            if passing:
+                out.append('  ✓ step {} (regression): {} check{} pass{}: {}'.format(
+                    step, len(passing), '' if len(passing) == 1 else 's',
+                    'es' if len(passing) == 1 else '',
+                    ', '.join(c.id.split('/', 1)[-1] for c in passing)))
     return '\n'.join(out) + '\n'
+
+
+def regression_by_step(checks):
+    """[(step, [regression checks of that step])], earliest step first."""
+    groups = {}
+    for c in checks:
+        if c.regression:
+            groups.setdefault(c.step, []).append(c)
+    return sorted(groups.items())
+
+
+def step_span(steps) -> str:
+    """'23-49' (or '38') for the steps of some regression checks: the earlier steps whose
+    contracts a grading re-ran (a step without code of its own has no checks, so it is not
+    among them, but between them)."""
+    steps = sorted(set(steps))
+    return str(steps[0]) if steps[0] == steps[-1] else '{}-{}'.format(steps[0], steps[-1])
 
 
 ADVICE_HEAD = 'advice: not counted'
@@ -207,6 +231,11 @@ def checks_line(card: Scorecard) -> str:
         line = 'all {} counted pass'.format(len(counted))
     else:
         line = '{} (counted)'.format(counts(counted)) if advice else counts(counted)
+    regression = [c for c in counted if c.regression]
+    if regression:   # how many re-ran earlier steps' contracts, and which steps
+        line += '; {} of them re-run the contracts of step{} {} (regression)'.format(
+            len(regression), '' if len({c.step for c in regression}) == 1 else 's',
+            step_span(c.step for c in regression))
     if advice:
         line += '; advice, not counted: {}'.format(counts(advice))
     return line

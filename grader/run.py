@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
+from grader import (assignments, bwrap, carried, contracts, diagnose, fingerprints, load, score,
+                    scorecard)
 from grader.checks import CHECKS, JudgeInput
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
@@ -69,14 +70,16 @@ def _real_gpu() -> bool:
 
 
 def grade(source, step: int, options: Options = Options(), progress=None,
-          on_grader_error=None) -> dict:
+          on_grader_error=None, on_prepared=None) -> dict:
     """The scorecard of `source` at `step`. Never raises for anything a submission holds: what
     the learner handed in that cannot be graded is an `invalid` scorecard with its reason, and a
     failure of the grader itself (its reference, a judge, a bug on any input) a `grader-error`
     scorecard that says so and is never a grade. Only a usage error stops it before grading (an
     unknown step, --device cuda without a GPU, bubblewrap asked for and missing).
     `on_grader_error(exc)` hears of the exception behind a `grader-error` scorecard (a batch logs
-    its traceback for the instructor; the learner's document never holds one)."""
+    its traceback for the instructor; the learner's document never holds one).
+    `on_prepared(submission)` hears of the scratch copy once it is made (`load.Submission`: a
+    batch's receipt records the fingerprint of what was graded, not of the hand-in now)."""
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
@@ -85,7 +88,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
         options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
     try:
         return _grade(source, step, assignment, device_mode, options, progress, started,
-                      on_grader_error)
+                      on_grader_error, on_prepared)
     except Exception as e:   # the boundary: a bug of ours on any input is a scorecard, not a crash
         if on_grader_error is not None:
             on_grader_error(e)
@@ -94,7 +97,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
 
 
 def _grade(source, step, assignment, device_mode, options, progress, started,
-           on_grader_error) -> dict:
+           on_grader_error, on_prepared) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:
@@ -102,6 +105,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
         except SubmissionError as e:
             return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
                                      seed=options.seed or 0, started=started)
+        if on_prepared is not None:
+            on_prepared(sub)
         seed = options.seed if options.seed is not None else default_seed(
             sub.content_hash, step, course_secret())
         work = plan(assignment, seed, options.only)
@@ -162,7 +167,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             return grader_failed(e)
         diagnosis = diagnose_results(results, assignment, options.profile)
         results = _with_causes(results, diagnosis)
-        verdict = score.decide(results, options.profile, options.policy, options.timing)
+        verdict = score.decide(results, options.profile, options.policy, options.timing,
+                               assignment.step)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started, diagnosis=diagnosis, regraded=regraded)
     finally:
@@ -205,10 +211,57 @@ class Work:
 
 def plan(assignment, seed: int, only=()) -> Work:
     """Every check of the step and of its regression steps → the probes to run."""
-    own, regression = assignments.with_regression(assignment)
+    own, regression = checks_of(assignment)
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]
+    return plan_uses(uses, seed)
+
+
+def checks_of(assignment) -> tuple:
+    """(this step's checks, the regression checks a grading of it runs): those of
+    `assignments.with_regression`, for a step file only the ones the reference's file of this
+    step passes (`grader.carried`, measured by `_book_keeps` once and cached)."""
+    own, regression = assignments.with_regression(assignment)
+    if assignment.entry == 'single-file' and regression:
+        keep = carried.kept(assignment, regression, _book_keeps)
+        regression = tuple(u for u in regression if u.id in keep)
+    return own, regression
+
+
+CARRIED_SEED = 0        # the inputs the measurement draws: any seed; fixed, so it is reproducible
+CARRIED_DEVICE = 'sim'  # what a grading uses without a GPU, so the reference's answers are shared
+
+
+def _book_keeps(assignment, candidates) -> frozenset:
+    """The ids among `candidates` that the reference's step file of `assignment.step` passes:
+    that file graded with them (as a learner's would be, in its own worker)."""
+    import reference
+    limits = dataclasses.replace(Limits(), sandbox=bwrap.resolve(Limits().sandbox))
+    scratch = Path(tempfile.mkdtemp(prefix='dezero-grader-carried-'))
+    try:
+        sub = load.prepare(Path(reference.ROOT), assignment.step, scratch)
+        work = plan_uses([(u, True) for u in candidates], CARRIED_SEED)
+        target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
+                        entry={'kind': sub.entry.kind, 'module': sub.entry.module,
+                               'path': str(sub.root / sub.entry.path)})
+        ours = observe(target, work.learner_probes, device_mode=CARRIED_DEVICE, limits=limits)
+        if ours.failure is not None:
+            raise GraderError('the reference\'s step {} file could not be graded ({}); this is a '
+                              'failure of the grader, not of the submission'.format(
+                                  assignment.step, ours.failure.message))
+        theirs = observe_reference(work.reference_probes, limits=limits,
+                                   device_mode=CARRIED_DEVICE)
+        ours = believe_skips(ours, theirs, limits=limits, device_mode=CARRIED_DEVICE)
+        results = judge(work, assignment, ours, theirs, CARRIED_DEVICE, CARRIED_SEED, sub)
+        return frozenset(r.use.id for r in results if r.status == 'passed')
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def plan_uses(uses, seed: int) -> Work:
+    """(CheckUse, is_regression) pairs → their plans and the probes to run, each probe once (two
+    checks asking for the same call share its observation)."""
     plans = {u.id: CHECKS[u.check].plan(u.params, check_seed(seed, u.id)) for u, _ in uses}
     return Work(tuple(uses), plans,
                 tuple(_unique(p for pl in plans.values() for p in pl.learner)),

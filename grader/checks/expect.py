@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 
+from grader import contracts
 from grader.checks import Plan, learner_error_finding, register
 from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.contracts.shapes import split_path as _split
@@ -270,7 +271,15 @@ def _match_judge(inp):
     report, early = _learner_report(inp)
     if early:
         return early
-    if isinstance(report, dict) and isinstance(report.get('unreferenced'), dict):
+    if isinstance(report, dict) and 'unreferenced' in report:
+        # believed only from a scenario that declares it may grade without the reference's
+        # numbers; from any other it is a forged answer (`grader.run.forged_reports` ends the
+        # grading before a judge sees one: this is the second line)
+        if not contracts.load_all()[inp.params['scenario']].may_send('unreferenced') or \
+                not isinstance(report['unreferenced'], dict):
+            return [Finding('error', '{}: the process running your code answered with a section '
+                            'its scenario never sends'.format(
+                                inp.params.get('what', inp.params['scenario'])))]
         return _unreferenced_judge(inp, report['unreferenced'])
     robs = inp.reference[inp.plan.reference[0]]
     if not robs.ok:

@@ -65,8 +65,8 @@ def _has_notebooks(folder):
 
 def _find_use(step, check_id):
     from grader import assignments
-    from grader.run import graded_checks
-    own, regression = graded_checks(assignments.load(step))
+    from grader.run import checks_of
+    own, regression = checks_of(assignments.load(step))
     for use in own + regression:
         if use.id == check_id:
             return use
@@ -121,12 +121,13 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
 
 def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader import wire
-    from grader.checks import CHECKS, JudgeInput, load_all
+    from grader.checks import CHECKS, load_all
     from grader.errors import GraderError
     from grader import notebook
     from grader.model import Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
+    from grader.run import judge_check
     from grader.seeds import check_seed
     from grader.sandbox import Limits
     load_all()
@@ -166,9 +167,9 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
         learner[probe] = Observation(probe, value={'gpu_flag': handlers._gpu_flag(
             handlers._state['api'])}) if probe.scenario == NO_CUPY else \
             _observe(probe, handlers, worker, wire, timeout, Observation)
-    findings = definition.judge(JudgeInput(
-        params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=plan,
-        learner=learner, reference={p: reference[p] for p in plan.reference}))
+    # held against the declared shapes and derived on this side, as grading does
+    findings = judge_check(use, definition, plan, learner,
+                           {p: reference[p] for p in plan.reference})
     failing = [f for f in findings if f.status in FAILING]
     for f in findings:
         mark = '✗' if f.status in FAILING else ('✓' if f.status == 'passed' else '·')

@@ -51,6 +51,15 @@ def _judge(inp):
                     evidence={'gpu_enable': flag})]
 
 
+def report_problem(value) -> str:
+    """'' when `value` has the form `grader.observe` answers the pseudo-probe with (the first
+    setup's raw `gpu_flag`: a bool, None, or a type's name), else what does not fit."""
+    if not isinstance(value, dict) or set(value) != {'gpu_flag'}:
+        return 'the report is not {\'gpu_flag\': ...}'
+    flag = value['gpu_flag']
+    return '' if flag is None or isinstance(flag, (bool, str)) else 'gpu_flag is not a flag'
+
+
 register(NO_CUPY, summary='the code imports and runs on a machine without CuPy (the book\'s, '
                           'before step 52); from step 52, gpu_enable is False there',
          params={'gpu_module': {'type': 'boolean'}}, plan=_plan, judge=_judge)

@@ -9,8 +9,11 @@ exception as the message.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
+from grader import contracts
 from grader.checks import Plan, learner_error_finding, register
 from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
 from grader.contracts.shapes import split_path as _split
@@ -144,7 +147,11 @@ def _judge_expectation(report, exp, tol):
     ok = not bad
     evidence = {'path': path, 'op': op}
     because = ''
-    if bad:
+    if bad and op in _SAID:   # nothing to compare with: the message says what was expected
+        evidence['found'] = _SAID[op](bad[0][0])
+        evidence['mismatches'] = len(bad)
+        evidence['checked'] = len(found)
+    elif bad:
         evidence['found'] = _show(bad[0][0])
         evidence['expected'] = _show(bad[0][1])
         evidence['mismatches'] = len(bad)
@@ -194,6 +201,23 @@ def _shown(v):
         return _show(v)
     except Exception:
         return type(v).__name__
+
+
+# the expectations that compare with no value, and what was found instead, as a sentence
+_SAID = {
+    'true': lambda a: 'it is not so (the code reports {})'.format(_said_value(a)),
+    'false': lambda a: 'it is so (the code reports {})'.format(_said_value(a)),
+    'none': lambda a: 'a value where None was expected: {}'.format(_said_value(a)),
+    'not_none': lambda a: 'None, where a value was expected',
+}
+
+
+def _said_value(a):
+    shown = _show(a)
+    if isinstance(shown, bool):
+        return 'false' if not shown else 'true'
+    text = json.dumps(shown, default=str) if not isinstance(shown, str) else shown
+    return text if len(text) <= 80 else text[:77] + '...'
 
 
 def _nothing(report, exp, path):
@@ -279,7 +303,15 @@ def _match_judge(inp):
     report, early = _learner_report(inp)
     if early:
         return early
-    if isinstance(report, dict) and isinstance(report.get('unreferenced'), dict):
+    if isinstance(report, dict) and 'unreferenced' in report:
+        # believed only from a scenario that declares it may grade without the reference's
+        # numbers; from any other it is a forged answer (`grader.run.forged_reports` ends the
+        # grading before a judge sees one: this is the second line)
+        if not contracts.load_all()[inp.params['scenario']].may_send('unreferenced') or \
+                not isinstance(report['unreferenced'], dict):
+            return [Finding('error', '{}: the process running your code answered with a section '
+                            'its scenario never sends'.format(
+                                inp.params.get('what', inp.params['scenario'])))]
         return _unreferenced_judge(inp, report['unreferenced'])
     robs = inp.reference[inp.plan.reference[0]]
     if not robs.ok:

@@ -1,7 +1,9 @@
 """The API manifest of steps 40-60: every name of the learner's code that the scenarios of those
 steps touch, with the step whose book code introduces it and the book file it lives in.
 
-This is what is graded as contract. Anything not listed here is the learner's internals, which
+This is what is graded as contract, and every function a book script of those steps calls is
+in it: `tests/unit/test_manifest.py` fails when a name here is exercised by no check of its
+step or an earlier one. Anything not listed here is the learner's internals, which
 no check may depend on: a scenario reaches the learner only through these names (`ctx.api.get`
 for module-level names, the listed attributes and methods on the objects they return). Where a
 layer's inner names matter at all, it says why (`note`). `tests/unit/test_manifest.py` keeps
@@ -43,6 +45,9 @@ MANIFEST = (
     ('F.get_item', 47, 'functions.py', 'and Variable.__getitem__'),
     ('F.softmax', 47, 'functions.py', ''),
     ('F.softmax_cross_entropy', 47, 'functions.py', ''),
+    ('F.softmax_simple', 47, 'functions.py', 'the first softmax the book\'s step-47 script calls'),
+    ('F.softmax_cross_entropy_simple', 47, 'functions.py', 'the first cross entropy the '
+     'book\'s step-47 script calls (softmax, clip, log, an index)'),
     ('F.clip', 47, 'functions.py', ''),
     ('F.exp', 43, 'functions.py', 'with F.tanh, F.sin of the earlier steps'),
     ('F.log', 47, 'functions.py', ''),

@@ -16,14 +16,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import (assignments, bwrap, carried, contracts, diagnose, fingerprints, load, score,
-                    scorecard)
+from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
-from grader.contracts.shapes import conformance
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
 from grader.status import FAILING
-from grader.observe import Target, believe_skips, observe, observe_reference
+from grader.observe import SetupFailure, Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
 # the course secret and the seeds it gives live in grader.seeds (the worker's host and the repro
@@ -154,6 +152,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
                                         device_mode=device_mode)
             except GraderError as e:
                 return grader_failed(e)
+        if learner.failure is None:
+            learner = forged_reports(learner)
         if learner.failure is not None:
             f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
@@ -218,44 +218,9 @@ def plan(assignment, seed: int, only=()) -> Work:
 
 
 def checks_of(assignment) -> tuple:
-    """(this step's checks, the regression checks a grading of it runs): those of
-    `assignments.with_regression`, for a step file only the ones the reference's file of this
-    step passes (`grader.carried`, measured by `_book_keeps` once and cached)."""
-    own, regression = assignments.with_regression(assignment)
-    if assignment.entry == 'single-file' and regression:
-        keep = carried.kept(assignment, regression, _book_keeps)
-        regression = tuple(u for u in regression if u.id in keep)
-    return own, regression
-
-
-CARRIED_SEED = 0        # the inputs the measurement draws: any seed; fixed, so it is reproducible
-CARRIED_DEVICE = 'sim'  # what a grading uses without a GPU, so the reference's answers are shared
-
-
-def _book_keeps(assignment, candidates) -> frozenset:
-    """The ids among `candidates` that the reference's step file of `assignment.step` passes:
-    that file graded with them (as a learner's would be, in its own worker)."""
-    import reference
-    limits = dataclasses.replace(Limits(), sandbox=bwrap.resolve(Limits().sandbox))
-    scratch = Path(tempfile.mkdtemp(prefix='dezero-grader-carried-'))
-    try:
-        sub = load.prepare(Path(reference.ROOT), assignment.step, scratch)
-        work = plan_uses([(u, True) for u in candidates], CARRIED_SEED)
-        target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
-                        entry={'kind': sub.entry.kind, 'module': sub.entry.module,
-                               'path': str(sub.root / sub.entry.path)})
-        ours = observe(target, work.learner_probes, device_mode=CARRIED_DEVICE, limits=limits)
-        if ours.failure is not None:
-            raise GraderError('the reference\'s step {} file could not be graded ({}); this is a '
-                              'failure of the grader, not of the submission'.format(
-                                  assignment.step, ours.failure.message))
-        theirs = observe_reference(work.reference_probes, limits=limits,
-                                   device_mode=CARRIED_DEVICE)
-        ours = believe_skips(ours, theirs, limits=limits, device_mode=CARRIED_DEVICE)
-        results = judge(work, assignment, ours, theirs, CARRIED_DEVICE, CARRIED_SEED, sub)
-        return frozenset(r.use.id for r in results if r.status == 'passed')
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    """(this step's checks, the regression checks a grading of it runs): see
+    `assignments.regression_of` for which earlier steps those are."""
+    return assignments.with_regression(assignment)
 
 
 def plan_uses(uses, seed: int) -> Work:
@@ -294,38 +259,95 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
 
 
 def _judged(use, definition, pl, learner, reference) -> list:
-    """The findings of one check's judge. A judge reads reports of the shapes their scenarios
-    declare (`grader.contracts`; the reference's reports fit them: `test_contracts`). When it
-    fails, the learner's reports are held against those shapes: one that does not fit was forged
-    by the learner's worker, and the check is an error of the submission's; if they all fit, the
-    judge itself is wrong -- a GraderError, never blamed on the learner."""
-    mine = {p: learner.observations[p] for p in pl.learner}
+    """The findings of one check's judge. Every learner report the judge would read is held
+    against the shape its scenario declares (`grader.contracts`) first: one that does not fit is
+    not judged, and the check is an error of the submission's (what only a forged answer gives
+    ends the grading as `tampered` before: `forged_reports`). A judge that fails on reports of
+    the declared form is itself wrong -- a GraderError, never blamed on the learner."""
+    return judge_check(use, definition, pl, {p: learner.observations[p] for p in pl.learner},
+                       {p: reference.observations[p] for p in pl.reference})
+
+
+def judge_check(use, definition, pl, mine, theirs) -> list:
+    """One check's findings from the learner's observations (`mine`) and the reference's
+    (`theirs`): the learner's reports held against their declared shapes, both sides' derived
+    on this side (`grader.contracts.Declaration.judged_report`), then judged."""
+    problems = misshapen_reports(mine.values())
+    if problems:
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'does not have the form the grader reads ({}){}'.format(
+                            problems[0][:200], _more(problems)),
+                        evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]
+    try:
+        mine, theirs = _derived(mine), _derived(theirs)
+    except Exception as e:   # raw values of the declared form that cannot be read: the code's
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'cannot be read ({}: {})'.format(type(e).__name__, str(e)[:200]))]
     try:
         return definition.judge(JudgeInput(
             params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
-            learner=mine, reference={p: reference.observations[p] for p in pl.reference}))
+            learner=mine, reference=theirs))
     except Exception as e:
-        problems = misshapen_reports(mine.values())
-        if problems:
-            return [Finding('error', 'what your code\'s process reported for this check does not '
-                            'have the form the grader\'s own code produces ({}); was the grader '
-                            'changed from inside?'.format(problems[0][:200]))]
         raise GraderError('the grader failed judging check {} on reports of the declared form '
                           '({}: {}); this is a bug of the grader, not of the submission: report '
                           'it'.format(use.id, type(e).__name__, str(e)[:200])) from e
 
 
+def _derived(observations) -> dict:
+    """Observations with their reports as judges read them: what a scenario declares to derive
+    from its raw values (a comparison, a count) is computed here, on the trusted side."""
+    declared = contracts.load_all()
+    out = {}
+    for probe, obs in observations.items():
+        declaration = declared.get(probe.scenario)
+        if obs.ok and declaration is not None and declaration.derive is not None:
+            obs = dataclasses.replace(obs, value=declaration.judged_report(obs.value, probe.params))
+        out[probe] = obs
+    return out
+
+
+def _more(problems):
+    return '' if len(problems) == 1 else ' and {} more'.format(len(problems) - 1)
+
+
 def misshapen_reports(observations) -> list:
     """What, in the reports among `observations`, does not fit the shape their scenario declares
-    (`grader.contracts.shapes.conformance`), as 'scenario: problem' lines."""
+    for their probe (`grader.contracts.Declaration.report_problems`), as 'scenario: problem'
+    `Problem`s (`forged` kept). A report of a scenario nobody declared does not fit at all."""
     declared = contracts.load_all()
     out = []
     for obs in observations:
+        if not obs.ok:
+            continue
         declaration = declared.get(obs.probe.scenario)
-        if obs.ok and declaration is not None:
-            out += ['{}: {}'.format(obs.probe.scenario, problem)
-                    for problem in conformance(declaration.report, obs.value)]
+        if declaration is None:
+            out.append(_as_problem('{}: no such scenario is declared'.format(obs.probe.scenario),
+                                   True))
+            continue
+        for problem in declaration.report_problems(obs.value, obs.probe.params):
+            out.append(_as_problem('{}: {}'.format(obs.probe.scenario, problem), problem.forged))
     return out
+
+
+def _as_problem(text, forged):
+    from grader.contracts.shapes import Problem
+    p = Problem(text)
+    p.forged = forged
+    return p
+
+
+def forged_reports(learner):
+    """The learner's side, ended as `tampered` where one of its reports has a form only a forged
+    answer gives (a part the grader's own scenario code always or never writes for that probe:
+    a key missing or undeclared, a list of another length than the probe's parameters fix),
+    before any judge reads it."""
+    forged = [p for p in misshapen_reports(learner.observations.values()) if p.forged]
+    if not forged:
+        return learner
+    return dataclasses.replace(learner, failure=SetupFailure(
+        'tampered', 'the process running your code answered with a report the grader\'s own code '
+        'never writes ({}{}); was the grader changed from inside it?'.format(
+            forged[0][:200], _more(forged)), learner.output_tail))
 
 
 def diagnose_results(results, assignment, profile='book') -> dict:

@@ -162,7 +162,14 @@ def _battery_judge(inp):
                                 case='forward.value', evidence=dict(c.evidence, output=v['y_info']),
                                 hint=FORWARD_HINT.format(what) if forward_wrong else ''))
 
-    if 'grads' not in v:
+    asked = probe.params.get('gy', False)
+    if not asked:
+        return findings
+    missing = _missing(v, probe.params, wrt)
+    if missing:   # what the probe asked for and did not get fails: it is never a skipped check
+        findings.append(Finding('failed', 'the report of {} lacks {}, which this check asked '
+                                'for'.format(what, missing), case='grad.present',
+                                evidence={'missing': missing}))
         return findings
     gy = upstream(probe.seed, y.shape, y.dtype)
     for k, i in enumerate(wrt):
@@ -201,10 +208,10 @@ def _battery_judge(inp):
                                             what, name, 'matches' if c.ok else 'differs from'),
                                         case='grad.reference', evidence=c.evidence,
                                         hint='' if c.ok else _hint(c.evidence, forward_wrong)))
-    if 'points' in v and probe.params.get('points'):
+    if probe.params.get('points'):
         layout = _draw_all(params, probe.seed)[3]
         findings.extend(_numeric(v, gy, wrt, args, layout, inp.tolerance, what, forward_wrong))
-    if 'zero_grads' in v:
+    if probe.params.get('zero_gy'):
         bad = [i for k, i in enumerate(wrt) if v['zero_grads'][k] is not None
                and np.any(v['zero_grads'][k].data != 0)]
         findings.append(Finding('failed' if bad else 'passed',
@@ -214,6 +221,22 @@ def _battery_judge(inp):
                                 case='grad.zero_upstream',
                                 hint='multiply by gy in backward' if bad else ''))
     return findings
+
+
+def _missing(v, params, wrt):
+    """What a gradient probe asked for and its report lacks (a gradient per argument of `wrt`,
+    a forward value per perturbed point, the zero-upstream gradients), in words; '' if nothing."""
+    expected = len(params.get('wrt') or wrt)
+    if params.get('backward') == 'manual':
+        expected = 1
+    out = []
+    for key, asked, n in (('grads', True, expected), ('grad_info', True, expected),
+                          ('points', bool(params.get('points')), len(params.get('points') or ())),
+                          ('zero_grads', bool(params.get('zero_gy')), expected),
+                          ('inputs_after', True, len(params.get('wrt') or wrt))):
+        if asked and (not isinstance(v.get(key), list) or len(v[key]) != n):
+            out.append('{} ({} expected)'.format(key, n))
+    return ', '.join(out)
 
 
 def _numeric(v, gy, wrt, args, layout, overrides, what, forward_wrong=False):
@@ -352,6 +375,11 @@ def _trajectory_judge(inp):
     findings.append(Finding('passed' if c.ok else 'failed', 'the value of {} {} the reference'.format(
         what, 'matches' if c.ok else 'differs from'), case='value', evidence=c.evidence))
     bad_inputs = []
+    if len(v['grads']) != len(r['grads']):   # one gradient per argument, or nothing is judged
+        findings.append(Finding('failed', 'the report of {} holds {} input gradients for {} '
+                                'inputs'.format(what, len(v['grads']), len(r['grads'])),
+                                case='grad'))
+        return findings
     for i, (g, rg) in enumerate(zip(v['grads'], r['grads'])):
         if rg is None:
             continue

@@ -19,9 +19,10 @@ A report shape is plain Python:
 
 A report is held against its shape before any judge reads it (`conformance`, with the probe's
 parameters). What the grader's own scenario code fixes -- a key missing or not declared, a list
-of another length than the parameters give, a list or record where the other is due -- only a
-forged answer breaks: such a problem is `forged`. A leaf of another kind (a number where an
-array is due) may come from unusual but honest code: a problem that is not `forged`.
+of another length than the parameters give -- only a forged answer breaks: such a problem is
+`forged`. A value of another kind (a number where an array is due, None where a list is: a
+scenario passes on what the learner's code gave) may come from unusual but honest code: a
+problem that is not `forged`.
 
 A path is what `grader.checks.expect` resolves: dotted keys, `[3]` indexes a list, `[*]` spreads
 over a list or a dict's values (`train_step.params[*]`, `[0].value`, `cases[*].repr.found`).
@@ -385,7 +386,7 @@ def _conform(shape, v, path, out, params):
     if rec is not None:
         fields, is_open = rec
         if not isinstance(v, dict):
-            out.append(_problem('{}: expected a record, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a record, found {}'.format(where, _kind_name(v))))
             return
         for k, s in fields.items():
             due = s.holds(params) if isinstance(s, When) else None
@@ -411,14 +412,14 @@ def _conform(shape, v, path, out, params):
         return
     if isinstance(shape, Map):
         if not isinstance(v, dict):
-            out.append(_problem('{}: expected a dict, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a dict, found {}'.format(where, _kind_name(v))))
             return
         for k, x in v.items():
             _conform(shape.value, x, _join_key(path, str(k)), out, params)
         return
     if isinstance(shape, (list, tuple, Sized)):
         if not isinstance(v, (list, tuple)):
-            out.append(_problem('{}: expected a list, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a list, found {}'.format(where, _kind_name(v))))
             return
         if isinstance(shape, tuple) and len(v) != len(shape):
             out.append(_problem('{}: expected {} positions, found {}'.format(

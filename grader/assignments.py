@@ -72,12 +72,20 @@ def regression_of(step: int) -> tuple:
 
     Accept means every earlier contract holds, so this is every earlier step whose code the
     submission still carries: a package answers for every package step before it (a package at
-    step 50 for steps 23-49), a step file for every step file before it whose contracts the
-    book's file of this step keeps (`grader.carried`, applied in `grader.run.checks_of`). A pack
+    step 50 for steps 23-49); a step file (steps 1-22) for its own step only, for now (below). A
+    pack
     (`pack-NAME.json`) of the same kind of submission is re-run by every step after the one it
     is filed under: it carries the contracts of earlier steps of another kind (the step files'
     gradient accumulation or no_grad, graded on a package)."""
     entry = _document(step)['entry']
+    if entry == 'single-file':
+        # what a step file carries of the earlier ones is the learner's file's to say, not the
+        # book's: the book's drop numerical_diff after step 4, a learner's step 14 may hold no
+        # Square. Until the names a check calls are read from the submission (statically, on
+        # this side), a step file answers for its own step; one without code of its own for
+        # the step file it is graded on (`faults_from`).
+        doc = _document(step)
+        return tuple(doc.get('faults_from', ())) if doc.get('no_code') else ()
     earlier = [k for k in available_steps() if k < step and _document(k)['entry'] == entry]
     packs = [name for name in available_packs()
              if _document(name)['step'] < step and _document(name)['entry'] == entry]
@@ -181,9 +189,7 @@ def with_regression(assignment: Assignment) -> tuple:
     """(this step's checks, the regression checks of its earlier steps): the book-tier checks of
     every step in `assignment.regression` (and the extension-tier ones of the steps in
     `faults_from`), each once (a pack repeats checks of the steps it draws from; the first one
-    seen is run), earliest step first. For a step file these are the candidates: what a grading
-    runs is those the reference's file of this step meets (`grader.run.checks_of`, measured by
-    `grader.carried`: the book's step files do not keep every earlier contract)."""
+    seen is run), earliest step first."""
     seen = {u.id for u in assignment.checks}
     earlier = []
     for step in assignment.regression:

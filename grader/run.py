@@ -16,8 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import (assignments, bwrap, carried, contracts, diagnose, fingerprints, load, score,
-                    scorecard)
+from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
@@ -219,44 +218,9 @@ def plan(assignment, seed: int, only=()) -> Work:
 
 
 def checks_of(assignment) -> tuple:
-    """(this step's checks, the regression checks a grading of it runs): those of
-    `assignments.with_regression`, for a step file only the ones the reference's file of this
-    step passes (`grader.carried`, measured by `_book_keeps` once and cached)."""
-    own, regression = assignments.with_regression(assignment)
-    if assignment.entry == 'single-file' and regression:
-        keep = carried.kept(assignment, regression, _book_keeps)
-        regression = tuple(u for u in regression if u.id in keep)
-    return own, regression
-
-
-CARRIED_SEED = 0        # the inputs the measurement draws: any seed; fixed, so it is reproducible
-CARRIED_DEVICE = 'sim'  # what a grading uses without a GPU, so the reference's answers are shared
-
-
-def _book_keeps(assignment, candidates) -> frozenset:
-    """The ids among `candidates` that the reference's step file of `assignment.step` passes:
-    that file graded with them (as a learner's would be, in its own worker)."""
-    import reference
-    limits = dataclasses.replace(Limits(), sandbox=bwrap.resolve(Limits().sandbox))
-    scratch = Path(tempfile.mkdtemp(prefix='dezero-grader-carried-'))
-    try:
-        sub = load.prepare(Path(reference.ROOT), assignment.step, scratch)
-        work = plan_uses([(u, True) for u in candidates], CARRIED_SEED)
-        target = Target(cwd=sub.root, sys_path=(sub.root / sub.entry.sys_path_dir,),
-                        entry={'kind': sub.entry.kind, 'module': sub.entry.module,
-                               'path': str(sub.root / sub.entry.path)})
-        ours = observe(target, work.learner_probes, device_mode=CARRIED_DEVICE, limits=limits)
-        if ours.failure is not None:
-            raise GraderError('the reference\'s step {} file could not be graded ({}); this is a '
-                              'failure of the grader, not of the submission'.format(
-                                  assignment.step, ours.failure.message))
-        theirs = observe_reference(work.reference_probes, limits=limits,
-                                   device_mode=CARRIED_DEVICE)
-        ours = believe_skips(ours, theirs, limits=limits, device_mode=CARRIED_DEVICE)
-        results = judge(work, assignment, ours, theirs, CARRIED_DEVICE, CARRIED_SEED, sub)
-        return frozenset(r.use.id for r in results if r.status == 'passed')
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    """(this step's checks, the regression checks a grading of it runs): see
+    `assignments.regression_of` for which earlier steps those are."""
+    return assignments.with_regression(assignment)
 
 
 def plan_uses(uses, seed: int) -> Work:

@@ -10,6 +10,7 @@ and the place. No scenario code is imported here.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -22,6 +23,7 @@ from grader.errors import GraderError
 from grader.model import Assignment, CheckUse, Fault
 
 _FILE = re.compile(r'^step(\d\d)\.json$')
+_PACK = re.compile(r'^pack-([a-z0-9-]+)\.json$')
 
 
 class AssignmentError(GraderError):
@@ -33,20 +35,61 @@ def available_steps() -> list[int]:
                   if (m := _FILE.match(p.name)))
 
 
+def available_packs() -> list[str]:
+    return sorted(m.group(1) for p in schema.data_dir('assignments').iterdir()
+                  if (m := _PACK.match(p.name)))
+
+
+def _file_name(step) -> str:
+    return 'pack-{}.json'.format(step) if isinstance(step, str) else 'step{:02d}.json'.format(step)
+
+
 @functools.lru_cache(maxsize=None)
-def load(step) -> Assignment:
-    """The assignment of a step (an int), or a regression pack (its name)."""
-    name = 'pack-{}.json'.format(step) if isinstance(step, str) else 'step{:02d}.json'.format(step)
-    path = schema.data_dir('assignments') / name
+def _document(step) -> dict:
+    path = schema.data_dir('assignments') / _file_name(step)
     if not path.is_file():
         raise AssignmentError('there is no assignment for step {} (have: {})'.format(
             step, ', '.join(map(str, available_steps())) or 'none'))
     try:
         with open(path, encoding='utf-8') as f:
-            doc = json.load(f)
+            return json.load(f)
     except json.JSONDecodeError as e:
         raise AssignmentError('{}: not valid JSON: {}'.format(path.name, e)) from None
-    return from_document(doc, path.name)
+
+
+@functools.lru_cache(maxsize=None)
+def load(step) -> Assignment:
+    """The assignment of a step (an int), or a regression pack (its name). A step's `regression`
+    is derived (`regression_of`), never listed in its file."""
+    assignment = from_document(_document(step), _file_name(step))
+    if isinstance(step, str):
+        return assignment
+    return dataclasses.replace(assignment, regression=regression_of(step))
+
+
+def regression_of(step: int) -> tuple:
+    """The earlier steps (numbers) and packs (names) whose checks a grading of `step` re-runs.
+
+    Accept means every earlier contract holds, so this is every earlier step whose code the
+    submission still carries: a package answers for every package step before it (a package at
+    step 50 for steps 23-49); a step file (steps 1-22) for its own step only, for now (below). A
+    pack
+    (`pack-NAME.json`) of the same kind of submission is re-run by every step after the one it
+    is filed under: it carries the contracts of earlier steps of another kind (the step files'
+    gradient accumulation or no_grad, graded on a package)."""
+    entry = _document(step)['entry']
+    if entry == 'single-file':
+        # what a step file carries of the earlier ones is the learner's file's to say, not the
+        # book's: the book's drop numerical_diff after step 4, a learner's step 14 may hold no
+        # Square. Until the names a check calls are read from the submission (statically, on
+        # this side), a step file answers for its own step; one without code of its own for
+        # the step file it is graded on (`faults_from`).
+        doc = _document(step)
+        return tuple(doc.get('faults_from', ())) if doc.get('no_code') else ()
+    earlier = [k for k in available_steps() if k < step and _document(k)['entry'] == entry]
+    packs = [name for name in available_packs()
+             if _document(name)['step'] < step and _document(name)['entry'] == entry]
+    return tuple(earlier) + tuple(packs)
 
 
 def from_document(doc, name='<assignment>') -> Assignment:
@@ -100,7 +143,8 @@ def from_document(doc, name='<assignment>') -> Assignment:
                                       'assignment does not define'.format(name, f.id, check_id))
     return Assignment(step=step, title=doc['title'], stage=doc['stage'], summary=doc['summary'],
                       adds=tuple(doc.get('adds', ())), entry=doc['entry'], checks=tuple(uses),
-                      regression=tuple(doc.get('regression', ())), faults=tuple(faults),
+                      regression=(), faults=tuple(faults),
+                      faults_from=tuple(doc.get('faults_from', ())),
                       no_code=doc.get('no_code', False))
 
 
@@ -135,27 +179,37 @@ def content_hash(step: int) -> str:
     import hashlib
     digest = hashlib.sha256()
     folder = schema.data_dir('assignments')
-    names = ['step{:02d}.json'.format(step)]
-    for earlier in load(step).regression:
-        names.append('pack-{}.json'.format(earlier) if isinstance(earlier, str)
-                     else 'step{:02d}.json'.format(earlier))
+    names = [_file_name(step)] + [_file_name(earlier) for earlier in load(step).regression]
     for name in names:
         digest.update(name.encode() + b'\0' + (folder / name).read_bytes() + b'\0')
     return 'sha256:' + digest.hexdigest()
 
 
 def with_regression(assignment: Assignment) -> tuple:
-    """(this step's checks, regression checks of the earlier steps it names)."""
+    """(this step's checks, the regression checks of its earlier steps): the book-tier checks of
+    every step in `assignment.regression` (and the extension-tier ones of the steps in
+    `faults_from`), each once (a pack repeats checks of the steps it draws from; the first one
+    seen is run), earliest step first."""
+    seen = {u.id for u in assignment.checks}
     earlier = []
     for step in assignment.regression:
-        earlier.extend(load(step).checks)
+        for use in load(step).checks:
+            # extension-tier checks only of the steps the catalogue draws faults from (as
+            # before the regression reached back to every step: their faults' fingerprints
+            # name them); they decide a rollback only under the extension profile
+            if (use.tier != 'book' and step not in assignment.faults_from) or use.id in seen:
+                continue
+            seen.add(use.id)
+            earlier.append(use)
+    earlier.sort(key=lambda u: u.step)   # stable: a step's checks keep their order
     return assignment.checks, tuple(earlier)
 
 
 def fault_catalogue(assignment: Assignment) -> tuple:
-    """This step's faults and those of its regression steps (a stage-5 submission can carry an
-    earlier step's bug; then the earlier step's checks catch it)."""
+    """This step's faults and those of the steps it draws faults from (`faults_from`: a stage-5
+    submission can carry an earlier step's bug; then the earlier step's checks catch it). Smaller
+    than the regression on purpose: `selftest` injects each one and grades the whole step."""
     faults = list(assignment.faults)
-    for step in assignment.regression:
+    for step in assignment.faults_from:
         faults.extend(load(step).faults)
     return tuple(faults)

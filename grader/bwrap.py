@@ -6,8 +6,8 @@
 * a mount namespace of its own that holds only what it needs, read-only: the system's programs
   and libraries (/usr, /lib, /bin), the Python runtime and its packages, and the grader's
   `grader/` package -- never the reference implementation, its cache of answers or any other
-  copy of the project (a folder it may not see that lies inside one it needs is covered by an
-  empty one); read-write: the submission's scratch copy, a private /tmp and /dev/shm; a minimal
+  copy of the project, nor the course secret's file (a folder it may not see that lies inside one
+  it needs is covered by an empty one, a file by an empty file); read-write: the submission's scratch copy, a private /tmp and /dev/shm; a minimal
   /dev; no host Unix socket (no /run, no home, nothing of /tmp);
 * its own PID namespace, so that when its first process ends every process it started ends
   too (the kernel kills the whole namespace), whatever session or user namespace they made;
@@ -152,9 +152,15 @@ def command(*, cwd: Path, grader_dir: Path, sys_path, hidden, network: bool) -> 
     for gpu in sorted(Path('/dev').glob('nvidia*')):
         argv += ['--dev-bind-try', str(gpu), str(gpu)]
     argv += ['--bind', cwd, cwd]
-    # what the worker must not read, where it lies inside a folder it needs, is covered up
-    for folder in map(os.path.realpath, map(str, hidden)):
-        if os.path.isdir(folder) and _inside(folder, readable + [cwd]):
-            argv += ['--tmpfs', folder, '--remount-ro', folder]
+    # what the worker must not read, where it lies inside a folder it needs, is covered up: a
+    # folder by an empty one, a file (the course secret inside a virtual environment, say) by an
+    # empty file
+    for path in map(os.path.realpath, map(str, hidden)):
+        if not _inside(path, readable + [cwd]):
+            continue
+        if os.path.isdir(path):
+            argv += ['--tmpfs', path, '--remount-ro', path]
+        elif os.path.lexists(path):
+            argv += ['--ro-bind', os.devnull, path]
     argv += ['--chdir', cwd, '--']
     return argv

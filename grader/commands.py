@@ -37,16 +37,18 @@ def say(text: str) -> None:
 def _unknown_checks(only, step):
     """The ids of `--only` that are no check of `step` (its own or a regression check), each with
     the closest ids it may have meant."""
-    own, regression = assignments.with_regression(assignments.load(step))
+    from grader import run
+    own, regression = run.checks_of(assignments.load(step))
     known = [u.id for u in own] + [u.id for u in regression]
     return [(name, difflib.get_close_matches(name, known, n=3, cutoff=0.6))
             for name in only if name not in known]
 
 
 def cmd_list(args):
+    from grader import run
     for step in assignments.available_steps():
         a = assignments.load(step)
-        own, reg = assignments.with_regression(a)
+        own, reg = run.checks_of(a)
         points = score.assignment_possible(a)
         print('step {:2d}  {}'.format(step, a.title))
         print('         {} checks ({:g} points), {} regression checks, {} faults'.format(

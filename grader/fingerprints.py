@@ -63,7 +63,7 @@ def prints_of(doc) -> dict:
 
 
 def catalogue_of(assignment) -> dict:
-    """{fault id: title, hint, step} of a step's catalogue (its own and its regression steps'),
+    """{fault id: title, hint, step} of a step's catalogue (its own and its `faults_from` steps'),
     as the diagnosis names them."""
     from grader import assignments
     return {f.id: {'title': f.title, 'hint': f.hint, 'step': f.step}

@@ -40,6 +40,7 @@ h3{font-size:15px;margin:0 0 6px}
 .reason{margin:4px 0 0}
 .card{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:10px 0}
 .card.fail{border-left:5px solid #cf222e}
+.card.advice{border-left:5px solid #8c959f}
 .tag{display:inline-block;font-size:12px;padding:0 7px;border-radius:10px;background:#eaeef2;margin-right:4px}
 .msg{margin:4px 0 8px;font-weight:500}
 .ev{font:12.5px/1.4 ui-monospace,Menlo,Consolas,monospace;margin:2px 0 6px 14px;color:#393f46;
@@ -111,53 +112,84 @@ def _body(card: Scorecard, submission=None) -> str:
     if card.is_invalid:
         out.extend(_invalid(card.invalid))
         return '\n'.join(out)
-    failing = card.failing
+    out.append('<p class="meta" id="checks-line">checks: {}</p>'.format(
+        esc(report.checks_line(card))))
+    failing = card.counted_failing
     if failing:
         out.append('<h2>failing checks ({})</h2>'.format(len(failing)))
         for c in failing:
             out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
                                       reproduce=report.reproduce_line(card, c.id, submission)))
+    advice = card.advice_failing
+    if advice:
+        out.append('<section id="advice"><h2>{} <span class="meta">{}</span></h2>'.format(
+            esc(report.ADVICE_HEAD), esc(report.ADVICE_WHY)))
+        out.extend(_diagnosis(card.diagnosis, advice=True))
+        for c in advice:
+            out.append(_failing_check(c, diagnosed=bool(card.diagnosis),
+                                      reproduce=report.reproduce_line(card, c.id, submission),
+                                      advice=True))
+        out.append('</section>')
     skipped = card.unjudged
     if skipped:
         out.append('<details class="card"><summary>not judged here, so earning nothing ({})'
                    '</summary><ul>{}</ul></details>'.format(
                        len(skipped), ''.join('<li><b>{}</b> — {}</li>'.format(
                            esc(c.id), esc(c.message)) for c in skipped)))
-    passing = card.credited
+    passing = [c for c in card.credited if not c.regression]
     if passing:
         out.append('<details class="card" id="passing"><summary>passing checks ({})</summary>'
                    '<ul>{}</ul></details>'.format(len(passing), ''.join(
                        '<li>{} <b>{}</b> — {}</li>'.format(
                            '&#10003;' if c.status == 'passed' else '&middot;', esc(c.id),
                            esc(c.message)) for c in passing)))
+    kept = [(step, [c for c in group if c in card.credited])
+            for step, group in report.regression_by_step(card.checks)]
+    kept = [(step, group) for step, group in kept if group]
+    if kept:   # one line per earlier step: there can be a hundred of them
+        out.append('<details class="card" id="passing-regression"><summary>earlier steps\' '
+                   'contracts kept ({} regression checks of steps {})</summary><ul>{}</ul>'
+                   '</details>'.format(sum(len(g) for _, g in kept),
+                                       esc(report.step_span(s for s, _ in kept)), ''.join(
+                       '<li>&#10003; <b>step {}</b> — {}</li>'.format(step, esc(', '.join(
+                           c.id.split('/', 1)[-1] for c in group))) for step, group in kept)))
     return '\n'.join(out)
 
 
-def _diagnosis(found):
+def _diagnosis(found, advice=False):
     """The root causes the scorecard's diagnosis names, most likely first, each with the checks it
-    explains (the terminal report's list, as cards)."""
-    if not found or not found['causes'] and not found['unexplained']:
+    explains (the terminal report's list, as cards): those of the checks that count, or (`advice`)
+    those of advice, shown in its own section."""
+    if not found:
         return []
-    out = ['<h2>root causes <span class="meta">most likely first; the checks each explains</span>'
-           '</h2>']
-    for cause in found['causes']:
+    causes = [c for c in found['causes'] if bool(c.get('advice')) == advice]
+    unexplained = found.get('unexplained_advice', ()) if advice else found['unexplained']
+    if not causes and not unexplained:
+        return []
+    out = [] if advice else ['<h2>root causes <span class="meta">most likely first; the checks '
+                             'each explains</span></h2>']
+    for cause in causes:
         faults = cause['faults']
         tags = ''.join(' <span class="tag">{}</span>'.format(esc(f['id'])) for f in faults)
         error = cause.get('error')
         raised = ('<p class="msg">your code raised {}: {}{}</p>'.format(
             esc(error['type']), esc(error['message']),
             ' at {}'.format(esc(error['where'])) if error.get('where') else '')
-            if error and not error.get('names') else '')
+            if error and not (error.get('names') or error.get('places') or error.get('function'))
+            else '')
         together = ('<div class="meta">what failed cannot tell these faults apart</div>'
                     if len(faults) > 1 else '')
-        hint = ('<div class="hint">hint: {}</div>'.format(esc(faults[0]['hint']))
-                if faults and faults[0]['hint'] else '')
+        said = faults[0]['hint'] if faults else (error or {}).get('hint', '')
+        hint = '<div class="hint">hint: {}</div>'.format(esc(said)) if said else ''
+        if error and error.get('places'):
+            raised += '<div class="meta">raised at: {}</div>'.format(
+                esc(', '.join(error['places'])))
         out.append('<div class="card"><h3>{}. {}{}</h3>{}{}<div class="meta">explains: {}</div>{}'
                    '</div>'.format(cause['rank'], esc(cause['summary']), tags, raised, together,
                                    esc(', '.join(cause['checks'])), hint))
-    if found['unexplained']:
+    if unexplained:
         out.append('<div class="card"><h3>no catalogued fault matches</h3><div class="meta">{}'
-                   '</div></div>'.format(esc(', '.join(found['unexplained']))))
+                   '</div></div>'.format(esc(', '.join(unexplained))))
     return out
 
 
@@ -192,15 +224,19 @@ def _graphs(check: CheckRecord):
             for f in check.failing_findings if (f.get('evidence') or {}).get('graph')]
 
 
-def _failing_check(c: CheckRecord, diagnosed=False, reproduce='') -> str:
+def _failing_check(c: CheckRecord, diagnosed=False, reproduce='', advice=False) -> str:
     """A failing check as a card; `diagnosed`: its `faults` are its root cause's (a scorecard
-    with a diagnosis), not a guess from the fault catalogue."""
+    with a diagnosis), not a guess from the fault catalogue; `advice`: it does not count (no
+    cross, no red: a note)."""
     tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
         _fmt(c.points))
-    out = ['<div class="card fail check" data-check="{}" data-status="{}">'.format(
-        esc(c.id), esc(c.status)),
-        '<h3>&#10007; {} <span class="tag">{}</span><span class="tag">{}</span>'
+    if advice:
+        tag += ', not counted'
+    out = ['<div class="card {} check" data-check="{}" data-status="{}">'.format(
+        'advice' if advice else 'fail', esc(c.id), esc(c.status)),
+        '<h3>{} {} <span class="tag">{}</span><span class="tag">{}</span>'
         '<span class="tag">{}</span><span class="tag">{}</span></h3>'.format(
+            '&middot;' if advice else '&#10007;',
             esc(c.id), esc(c.status), esc(c.tier), esc(c.category), esc(tag)),
         '<div class="meta">{}</div>'.format(esc(c.title)),
         '<p class="msg">{}</p>'.format(esc(c.message))]
@@ -252,19 +288,29 @@ def _root_causes(summary, docs):
     summary's `faults`), and how many fail for reasons no catalogued fault matches."""
     faults = summary.get('faults') or []
     own = summary.get('uncatalogued') or {}
-    if not faults and not own.get('submissions'):
-        return ''
-    rows = ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
-        esc(' = '.join([f['id']] + f.get('indistinguishable_from', []))), esc(f['title']),
-        f['submissions'], esc(', '.join(f['checks'][:6]) + (', ...' if len(f['checks']) > 6
-                                                             else '')))
-        for f in faults[:15])
+    rows = _cause_rows(faults)
     if own.get('submissions'):
         rows += ('<tr><td>no catalogued fault matches</td><td>errors of the code itself, failing '
                  'checks nothing explains</td><td>{}</td><td></td></tr>'.format(own['submissions']))
-    return ('<h2 id="causes">root causes</h2><p class="meta">what each submission\'s diagnosis '
-            'names, counted once per submission</p><table><tr><th>root cause</th><th>what</th>'
-            '<th>submissions</th><th>checks it explains</th></tr>{}</table>'.format(rows))
+    out = ('<h2 id="causes">root causes</h2><p class="meta">what each submission\'s diagnosis '
+           'names for the checks that count, counted once per submission</p><table><tr><th>root '
+           'cause</th><th>what</th><th>submissions</th><th>checks it explains</th></tr>{}</table>'
+           .format(rows)) if rows else ''
+    advice = summary.get('advice_faults') or []
+    if advice:
+        out += ('<h2 id="advice-causes">{}</h2><p class="meta">root causes of checks beyond the '
+                'book that this grading does not count (they never change a verdict or a score)'
+                '</p><table><tr><th>root cause</th><th>what</th><th>submissions</th><th>checks it '
+                'explains</th></tr>{}</table>'.format(esc(report.ADVICE_HEAD), _cause_rows(advice)))
+    return out
+
+
+def _cause_rows(faults, limit=15) -> str:
+    return ''.join('<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>'.format(
+        esc(' = '.join([f['id']] + f.get('indistinguishable_from', []))), esc(f['title']),
+        f['submissions'], esc(', '.join(f['checks'][:6]) + (', ...' if len(f['checks']) > 6
+                                                             else '')))
+        for f in faults[:limit])
 
 
 def class_page(summary: dict, docs: dict, link) -> str:
@@ -286,17 +332,21 @@ def class_page(summary: dict, docs: dict, link) -> str:
     out.append('<section><h2>score distribution</h2><p class="meta">{}</p>{}</section>'.format(
         esc(stats), _histogram_svg(scores.get('histogram'))))
     out.append(_root_causes(summary, docs))
-    rows = []
+    rows, kept = [], []   # kept: regression checks every submission passed, folded away
     for c in sorted(summary.get('checks', []), key=lambda c: (c['pass_rate'], c['id'])):
         rate = c['pass_rate']
-        rows.append('<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
-                    '<span style="width:{:.0f}%">'
-                    '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
-                        esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
-                        c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
-    out.append('<section id="checks"><h2>pass rate per check</h2><table><tr><th>check</th>'
-               '<th>what</th><th>pass rate</th><th>passed</th><th></th></tr>{}</table></section>'
-               .format(''.join(rows)))
+        (kept if c['regression'] and c['runs'] and c['passed'] == c['runs'] else rows).append(
+            '<tr class="check-rate"><td>{}</td><td>{}</td><td class="rate"><span class="bar">'
+            '<span style="width:{:.0f}%">'
+            '</span></span> {:.0f}%</td><td>{}/{}</td><td>{}</td></tr>'.format(
+                esc(c['id']), esc(c['title']), rate * 100, rate * 100, c['passed'],
+                c['runs'], 'regression' if c['regression'] else esc(c['tier'])))
+    head = ('<tr><th>check</th><th>what</th><th>pass rate</th><th>passed</th><th></th></tr>')
+    folded = ('<details><summary>{} regression check{} of earlier steps every submission '
+              'passed</summary><table>{}{}</table></details>'.format(
+                  len(kept), '' if len(kept) == 1 else 's', head, ''.join(kept)) if kept else '')
+    out.append('<section id="checks"><h2>pass rate per check</h2><table>{}{}</table>{}'
+               '</section>'.format(head, ''.join(rows), folded))
     ungraded = summary.get('ungraded') or []
     if ungraded:
         out.append('<section id="ungradable"><h2>could not be graded ({})</h2><table><tr><th>'
@@ -309,7 +359,7 @@ def class_page(summary: dict, docs: dict, link) -> str:
     names = roster.get('names') or {}
     for s in summary['submissions']:
         card = Scorecard.from_document(docs[s['id']]) if docs.get(s['id']) else None
-        failing = len(card.failing) if card and not card.is_invalid else '—'
+        failing = len(card.counted_failing) if card and not card.is_invalid else '—'
         late = s.get('late')
         rows.append('<tr class="submission" data-id="{}"><td>{}</td><td>{}</td><td><span '
                     'class="chip" style="background:{}">{}</span></td><td>{}/{}</td><td>{}</td>'

@@ -66,6 +66,10 @@ class Submission:
     files: int
     skipped: tuple[str, ...] = ()  # relative paths of links and special files not copied
     notebooks: notebook.Expansion = notebook.Expansion()  # the code its notebooks held, if any
+    # what was graded, as it was read (not the hand-in as it is now, which may have changed):
+    # the content hash of the copy made of a folder, "zip-sha256:<hex>" of the archive's bytes
+    # that were extracted; a batch's receipt records it (`fingerprint_of`)
+    fingerprint: str = ""
 
 
 # -- entry ----------------------------------------------------------------------------------------
@@ -258,7 +262,10 @@ def safe_id(name: str) -> str:
     name itself when it is made of letters, digits and `._-+@` (not starting with a dot) and at
     most 80 characters; otherwise the safe part of it and a short hash of the whole name, so that
     different names keep different ids (bytes that are not UTF-8 count as their own)."""
-    raw = name.encode('utf-8', 'surrogateescape')
+    try:
+        raw = name.encode('utf-8', 'surrogateescape')
+    except UnicodeEncodeError:   # a lone surrogate no file name decodes to (text of a learner's)
+        raw = name.encode('utf-8', 'surrogatepass')
     text = raw.decode('utf-8', 'replace')
     kept = ''.join(ch if ch.isalnum() or ch in _ID_KEEP else '_' for ch in text).lstrip('.')
     if kept == name and 0 < len(kept) <= _ID_MAX:
@@ -282,8 +289,9 @@ def _too_deep(rel: str) -> SubmissionError:
                            f"(at {rel[:120]}...); a DeZero package needs two or three")
 
 
-def _walk_files(root: Path):
-    """Yield (relative posix path, absolute path) of regular files, sorted, links never followed."""
+def _walk_files(root: Path, folders: bool = False):
+    """Yield (relative posix path, absolute path) of regular files, sorted, links never followed;
+    with `folders`, each folder too (its path ending in `/`), before what it holds."""
     def walk(folder: str, rel: str):
         if rel.count("/") > MAX_DEPTH:
             raise _too_deep(rel)
@@ -294,6 +302,8 @@ def _walk_files(root: Path):
                 continue
             if e.is_dir(follow_symlinks=False):
                 if not _ignored(e.name, True) and not _is_venv(e.path):
+                    if folders:
+                        yield f"{rel}{e.name}/", e.path
                     yield from walk(e.path, f"{rel}{e.name}/")
             elif e.is_file(follow_symlinks=False) and not _ignored(e.name, False):
                 yield f"{rel}{e.name}", e.path
@@ -323,17 +333,22 @@ def _prune(root: Path) -> None:
 
 
 def content_hash(root: Path) -> str:
-    """``"sha256:<hex>"`` over every regular file's relative posix path and bytes, in path order.
+    """``"sha256:<hex>"`` over the tree the worker sees: every folder's relative posix path (an
+    empty folder the code reads, `os.listdir` of a folder, tells one tree from another) and every
+    regular file's path and bytes, in path order.
 
     Ignores Python caches (``__pycache__``, ``*.pyc``), version-control and macOS metadata
-    (``.git``, ``.hg``, ``.svn``, ``__MACOSX``, ``.DS_Store``), virtual environments and links;
-    file modes and times do not count, so the hash is the same on every machine.
+    (``.git``, ``.hg``, ``.svn``, ``__MACOSX``, ``.DS_Store``), virtual environments and links
+    (none of which the scratch copy holds); file modes and times do not count, so the hash is
+    the same on every machine.
     """
     digest = hashlib.sha256()
-    items = sorted(_walk_files(Path(root)))
+    items = sorted(_walk_files(Path(root), folders=True))
     for rel, path in items:
         name = rel.encode("utf-8", "surrogateescape")
         digest.update(len(name).to_bytes(8, "big") + name)
+        if rel.endswith("/"):
+            continue   # a folder: its name is all there is (a file's name never ends in /)
         size = os.stat(path).st_size
         digest.update(size.to_bytes(8, "big"))
         with open(path, "rb") as f:
@@ -390,8 +405,10 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
                     raise  # writing the scratch copy failed: not the learner's doing
                 raise SubmissionError("unreadable", f"{os.path.relpath(name, source)} in the submission cannot be "
                                       f"read ({exc.strerror or exc}); check its permissions") from None
+            fingerprint = content_hash(root)   # of the copy: exactly the files hashed
         else:
-            safe_extract(source, root, max_total_bytes=max_total_bytes, max_files=max_files)
+            fingerprint = _extract_private_copy(source, root, Path(scratch_parent),
+                                                max_total_bytes, max_files)
             _prune(root)
             files, skipped = sum(1 for _ in _walk_files(root)), []  # counted as for folders
         expansion = notebook.expand(root, step, first_package_step=FIRST_PACKAGE_STEP,
@@ -410,7 +427,46 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
         shutil.rmtree(root, ignore_errors=True)
         raise
     return Submission(id=ident, source=source, root=root, entry=entry, content_hash=digest,
-                      files=files, skipped=tuple(skipped), notebooks=expansion)
+                      files=files, skipped=tuple(skipped), notebooks=expansion,
+                      fingerprint=fingerprint)
+
+
+def fingerprint_of(path: Path) -> str:
+    """A hand-in's identity as it is now, as `Submission.fingerprint` records it of what was
+    graded: the content hash of a folder, "zip-sha256:<hex>" of an archive's bytes."""
+    path = Path(path)
+    if path.is_dir():
+        return content_hash(path)
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return "zip-sha256:" + digest.hexdigest()
+
+
+def _extract_private_copy(source: Path, root: Path, scratch_parent: Path, max_total_bytes: int,
+                          max_files: int) -> str:
+    """Copy the archive aside, hashing it, and extract that copy: what is graded and what the
+    fingerprint says are the same bytes, even if the hand-in is replaced meanwhile. An archive
+    larger than a submission may be in all is refused before it is copied whole."""
+    private = Path(tempfile.mkdtemp(prefix=".archive-", dir=scratch_parent.resolve()))
+    try:
+        copy = private / source.name
+        digest = hashlib.sha256()
+        total = 0
+        with open(source, "rb") as fin, open(copy, "xb") as fout:
+            for chunk in iter(lambda: fin.read(_CHUNK), b""):
+                total += len(chunk)
+                if total > max_total_bytes:
+                    raise SubmissionError("archive-too-large", f"{source.name} is larger than "
+                                          f"{max_total_bytes // 2**20} MiB, the limit for a whole "
+                                          "submission; is a data set or a copy of a library inside it?")
+                digest.update(chunk)
+                fout.write(chunk)
+        safe_extract(copy, root, max_total_bytes=max_total_bytes, max_files=max_files)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return "zip-sha256:" + digest.hexdigest()
 
 
 def _copy_tree(source: Path, dest: Path, max_total: int, max_files: int) -> tuple[int, list[str]]:

@@ -138,9 +138,10 @@ class Assignment:
     adds: tuple
     entry: str               # 'package' | 'single-file' | 'none'
     checks: tuple            # CheckUse, this step's own
-    regression: tuple        # steps whose checks also run
+    regression: tuple        # earlier steps and packs whose checks also run (derived)
     faults: tuple            # Fault
     no_code: bool = False
+    faults_from: tuple = ()  # earlier steps and packs whose faults join the catalogue
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,10 @@ class _Session:
             return _forged('the grader\'s setup with something the grader\'s own worker never sends '
                            '({})'.format(str(e)[:200]), self.close())
         if not answer['ok']:
+            problem = error_problem(answer['error'])
+            if problem and self.learner:
+                return _forged('the grader\'s setup with an error record the grader\'s own worker '
+                               'never writes ({})'.format(problem), self.close())
             tail = self.close()
             return SetupFailure(*setup_failure(answer['error']), tail)
         self.setup_info = answer['result']
@@ -277,7 +281,14 @@ class _Session:
 
     def error(self, probe, error, duration):
         """The code's error under this probe, or what the grader's own modules in the worker
-        answered: the tripwire (the side ends), a refusal (a bug of ours), the same timeout."""
+        answered: the tripwire (the side ends), a refusal (a bug of ours), the same timeout. An
+        error record of another form than the worker writes (`error_problem`) is forged."""
+        problem = error_problem(error)
+        if problem:
+            if not self.learner:
+                raise GraderError('the reference\'s worker sent a malformed error: ' + problem)
+            return _forged('with an error record the grader\'s own worker never writes ({})'.format(
+                problem), self.close())
         kind = error.get('type')
         if kind == TAMPERED:
             tail = self.close()
@@ -312,8 +323,8 @@ class _Session:
                 key = (item['api'], item['where'])
                 if key not in self._findings or self._findings[key]['count'] < item['count']:
                     self._findings[key] = item
-        except (AttributeError, TypeError, ValueError):
-            pass   # a worker that garbles them loses them
+        except (AttributeError, TypeError, ValueError, OverflowError):
+            pass   # a worker that garbles them (a count of 1e400) loses them
 
     def findings(self) -> tuple:
         return tuple(self._findings.values())
@@ -328,6 +339,25 @@ class _Session:
                 pass
             self.worker = None
         return self.output_tail
+
+
+def error_problem(error) -> str:
+    """'' if `error` has the form `grader.sandboxed.capture.describe` (or the worker's own
+    refusals) give an error answer, else what does not fit: `type` and `message` are text,
+    `traceback` a list of text, `where` text or None, `errno` a whole number."""
+    if not isinstance(error, dict):
+        return 'the error is not a record'
+    for key in ('type', 'message'):
+        if not isinstance(error.get(key, ''), str):
+            return '{} is not text'.format(key)
+    trace = error.get('traceback', [])
+    if not isinstance(trace, list) or not all(isinstance(line, str) for line in trace):
+        return 'traceback is not a list of text'
+    if error.get('where') is not None and not isinstance(error['where'], str):
+        return 'where is neither text nor null'
+    if 'errno' in error and (not isinstance(error['errno'], int) or isinstance(error['errno'], bool)):
+        return 'errno is not a whole number'
+    return ''
 
 
 def _setup_shaped(info) -> bool:
@@ -364,14 +394,14 @@ def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='cu
     `tampered` failure; a skip it claims is kept in `claimed_skips`, for `believe_skips` to decide
     once the reference is observed too."""
     session = _Session(target, device_mode, limits, era)
-    # the reference's failure is said as the grader's, never as the learner's code
-    failure = session.begin('importing your code' if session.learner else
-                            'importing the grader\'s reference implementation')
-    if failure is not None:
-        return WorkerRun({}, None, failure, (), failure.output_tail, busy=tuple(session.busy),
-                         cpu_s=session.cpu_spent)
     observations, claims = {}, []
-    try:
+    try:   # whatever happens here, the worker is closed before this returns or raises
+        # the reference's failure is said as the grader's, never as the learner's code
+        failure = session.begin('importing your code' if session.learner else
+                                'importing the grader\'s reference implementation')
+        if failure is not None:
+            return WorkerRun({}, None, failure, (), failure.output_tail, busy=tuple(session.busy),
+                             cpu_s=session.cpu_spent)
         for probe in probes:
             got = session.observe(probe)
             if isinstance(got, SetupFailure):
@@ -424,7 +454,14 @@ def believe_skips(learner: WorkerRun, reference: WorkerRun, *, limits: Limits,
 def _compat(f):
     return {'api': str(f.get('api', '')), 'where': str(f.get('where', '')),
             'message': str(f.get('message', '')), 'since': str(f.get('since', '')),
-            'fix': str(f.get('fix', '')), 'count': max(1, int(f.get('count', 1)))}
+            'fix': str(f.get('fix', '')), 'count': _count(f.get('count', 1))}
+
+
+def _count(value) -> int:
+    """A finding's count as the worker writes it (a whole number); anything else is garbled."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError('a count is a whole number')
+    return max(1, value)
 
 
 # -- the reference, asked again when its worker fails ------------------------------------------

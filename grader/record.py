@@ -171,9 +171,24 @@ class Scorecard:
         """The check of that id, or None when this grading did not run it."""
         return next((c for c in self.checks if c.id == check_id), None)
 
+    def counts(self, check: CheckRecord) -> bool:
+        """Whether a check decides the verdict under this grading's profile (the others are
+        advice: shown apart, never as a failure beside the verdict)."""
+        return score.counts(check.tier, self.profile)
+
     @property
     def failing(self) -> tuple:
         return tuple(c for c in self.checks if c.failing)
+
+    @property
+    def counted_failing(self) -> tuple:
+        """The failing checks that decide the verdict."""
+        return tuple(c for c in self.checks if c.failing and self.counts(c))
+
+    @property
+    def advice_failing(self) -> tuple:
+        """The failing checks that do not count (advice)."""
+        return tuple(c for c in self.checks if c.failing and not self.counts(c))
 
     @property
     def unjudged(self) -> tuple:

@@ -148,46 +148,29 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
             out.extend('    ' + l for l in tail.splitlines()[-12:])
         return '\n'.join(out) + '\n'
 
-    checks, failing = card.checks, card.failing
-    counts = {}
-    for c in checks:
-        counts[c.status] = counts.get(c.status, 0) + 1
-    out.append('  checks: ' + ', '.join('{} {}'.format(n, s) for s, n in sorted(counts.items())))
+    checks, failing = card.checks, card.counted_failing
+    advice = card.advice_failing
+    out.append('  checks: ' + checks_line(card))
     diagnosis = card.diagnosis
     out.extend(_diagnosis(diagnosis, failing, colour))
-    shown_once = _same_error_checks(diagnosis, failing, verbose)
+    shown_once = _same_error_checks(diagnosis, card.failing, verbose)
     folded = [c for c in failing if c.id in shown_once]
     for c in failing:
-        if c.id in shown_once:
-            continue
-        tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
-            _fmt(c.points))
-        mark = _colour('✗', '31', colour)
+        if c.id not in shown_once:
+            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission))
+    if folded:
         out.append('')
-        out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
-        out.append('    ' + c.message)
-        for message, parts in _key_evidence(c)[:4 if not verbose else None]:
-            if message != c.message.split(' (and ')[0]:
-                out.append('    · ' + message)
-            for p in parts[:6]:
-                out.append('        ' + p)
-        if c.hint:
-            out.append('    hint: ' + c.hint)
-        cause = _cause_of(diagnosis, c.id)
-        if cause is not None and cause['kind'] == 'fault':
-            out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
-        elif cause is not None:
-            out.append('    root cause {} (above): {} check{} fail{} this way'.format(
-                cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
-                's' if len(cause['checks']) == 1 else ''))
-        elif diagnosis is None:   # a scorecard written before the diagnosis existed
-            for f in c.faults[:1]:
-                out.append('    looks like: {} — {}'.format(f['id'], f['title']))
-        else:
-            out.append('    root cause: no catalogued fault matches')
-        if c.repro:
-            out.append('    ' + reproduce_line(card, c.id, submission))
-    if any(c.repro for c in failing):
+        out.append(_folded_line(diagnosis, folded, _colour('✗', '31', colour)))
+    unjudged = card.unjudged
+    if unjudged and not verbose:
+        out.append('')
+        out.append('· not judged here, so earning nothing ({}): {}'.format(
+            len(unjudged), ', '.join(c.id for c in unjudged[:6])
+            + (', ...' if len(unjudged) > 6 else '')))
+        out.append('    ' + unjudged[0].message)
+    if advice:
+        out.extend(_advice(card, advice, diagnosis, colour, verbose, submission, shown_once))
+    if any(c.repro for c in card.failing):
         out.append('')
         if submission is not None:
             out.append('· each failing check runs alone against your code: add --repro-dir DIR, '
@@ -196,27 +179,126 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
             out.append('· each failing check runs alone against your code {}: {} --repro-dir '
                        'repros, then python repros/repro_<check>.py'.format(
                            repro.IN_YOUR_FOLDER, _command(card, None, None)))
-    if folded:
-        ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
-        out.append('')
-        out.append('{} {} more check{} fail{} the same way (root cause {}, listed above); '
-                   '--verbose shows each'.format(
-                       _colour('✗', '31', colour), len(folded), '' if len(folded) == 1 else 's',
-                       's' if len(folded) == 1 else '', ', '.join(map(str, ranks))))
-    unjudged = card.unjudged
-    if unjudged and not verbose:
-        out.append('')
-        out.append('· not judged here, so earning nothing ({}): {}'.format(
-            len(unjudged), ', '.join(c.id for c in unjudged[:6])
-            + (', ...' if len(unjudged) > 6 else '')))
-        out.append('    ' + unjudged[0].message)
     if verbose:
         out.append('')
         for c in checks:
-            if not c.failing:
+            if not c.failing and not c.regression:
                 out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
                                                   c.message))
+        for step, group in regression_by_step(checks):
+            passing = [c for c in group if not c.failing]
+            if passing:
+                out.append('  ✓ step {} (regression): {} check{} pass{}: {}'.format(
+                    step, len(passing), '' if len(passing) == 1 else 's',
+                    'es' if len(passing) == 1 else '',
+                    ', '.join(c.id.split('/', 1)[-1] for c in passing)))
     return '\n'.join(out) + '\n'
+
+
+def regression_by_step(checks):
+    """[(step, [regression checks of that step])], earliest step first."""
+    groups = {}
+    for c in checks:
+        if c.regression:
+            groups.setdefault(c.step, []).append(c)
+    return sorted(groups.items())
+
+
+def step_span(steps) -> str:
+    """'23-49' (or '38') for the steps of some regression checks: the earlier steps whose
+    contracts a grading re-ran (a step without code of its own has no checks, so it is not
+    among them, but between them)."""
+    steps = sorted(set(steps))
+    return str(steps[0]) if steps[0] == steps[-1] else '{}-{}'.format(steps[0], steps[-1])
+
+
+ADVICE_HEAD = 'advice: not counted'
+ADVICE_WHY = ('checks beyond the book (extension tier) that this grading does not count: they '
+              'never change the verdict or the score')
+
+
+def checks_line(card: Scorecard) -> str:
+    """How the checks went: those that count first ("all N counted pass" when every one of them
+    passed), then the advice checks, apart."""
+    def counts(records):
+        n = {}
+        for c in records:
+            n[c.status] = n.get(c.status, 0) + 1
+        return ', '.join('{} {}'.format(k, s) for s, k in sorted(n.items()))
+    counted = [c for c in card.checks if card.counts(c)]
+    advice = [c for c in card.checks if not card.counts(c)]
+    if counted and all(c.status == 'passed' for c in counted):
+        line = 'all {} counted pass'.format(len(counted))
+    else:
+        line = '{} (counted)'.format(counts(counted)) if advice else counts(counted)
+    regression = [c for c in counted if c.regression]
+    if regression:   # how many re-ran earlier steps' contracts, and which steps
+        line += '; {} of them re-run the contracts of step{} {} (regression)'.format(
+            len(regression), '' if len({c.step for c in regression}) == 1 else 's',
+            step_span(c.step for c in regression))
+    if advice:
+        line += '; advice, not counted: {}'.format(counts(advice))
+    return line
+
+
+def _check_block(card, c, diagnosis, colour, verbose, submission, is_advice=False):
+    """The lines of one failing check: a ✗ where it counts, a plain mark where it is advice."""
+    out = ['']
+    tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
+        _fmt(c.points))
+    if is_advice:
+        mark, tag = '·', tag + ', not counted'
+    else:
+        mark = _colour('✗', '31', colour)
+    out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
+    out.append('    ' + c.message)
+    for message, parts in _key_evidence(c)[:4 if not verbose else None]:
+        if message != c.message.split(' (and ')[0]:
+            out.append('    · ' + message)
+        for p in parts[:6]:
+            out.append('        ' + p)
+    if c.hint:
+        out.append('    hint: ' + c.hint)
+    cause = _cause_of(diagnosis, c.id)
+    if cause is not None and cause['kind'] == 'fault':
+        out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
+    elif cause is not None:
+        out.append('    root cause {} (above): {} check{} fail{} this way'.format(
+            cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
+            's' if len(cause['checks']) == 1 else ''))
+    elif diagnosis is None:   # a scorecard written before the diagnosis existed
+        for f in c.faults[:1]:
+            out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+    else:
+        out.append('    root cause: no catalogued fault matches')
+    if c.repro:
+        out.append('    ' + reproduce_line(card, c.id, submission))
+    return out
+
+
+def _folded_line(diagnosis, folded, mark):
+    ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
+    return ('{} {} more check{} fail{} the same way (root cause {}, listed above); '
+            '--verbose shows each'.format(mark, len(folded), '' if len(folded) == 1 else 's',
+                                          's' if len(folded) == 1 else '',
+                                          ', '.join(map(str, ranks))))
+
+
+def _advice(card, advice, diagnosis, colour, verbose, submission, shown_once):
+    """The advice section: failing checks that do not count, their causes, after all that does."""
+    out = ['', '{} ({} check{} fail{}): {}'.format(
+        _colour(ADVICE_HEAD, '1', colour), len(advice), '' if len(advice) == 1 else 's',
+        's' if len(advice) == 1 else '', ADVICE_WHY)]
+    out.extend(_causes_lines([c for c in (diagnosis or {}).get('causes', ()) if c.get('advice')],
+                             (diagnosis or {}).get('unexplained_advice', ()), 96))
+    folded = [c for c in advice if c.id in shown_once]
+    for c in advice:
+        if c.id not in shown_once:
+            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission, True))
+    if folded:
+        out.append('')
+        out.append(_folded_line(diagnosis, folded, '·'))
+    return out
 
 
 def reproduce_line(card: Scorecard, check_id, submission=None) -> str:
@@ -238,12 +320,22 @@ def _cause_name(cause):
 
 
 def _diagnosis(diagnosis, failing, colour, width=96):
-    """The root causes, most likely first, each with the checks it explains: read this before
-    the checks one by one."""
+    """The root causes of the failing checks that count, most likely first, each with the checks
+    it explains: read this before the checks one by one (the causes of advice have their own
+    section, after)."""
     if not diagnosis or not failing:
         return []
     out = ['', _colour('root causes', '1', colour) + ' (most likely first; the checks each explains):']
-    for cause in diagnosis['causes']:
+    out.extend(_causes_lines([c for c in diagnosis['causes'] if not c.get('advice')],
+                             diagnosis['unexplained'], width))
+    if not diagnosis.get('fingerprints'):
+        out.append('  (no fault fingerprints for this step: only shared errors are grouped)')
+    return out
+
+
+def _causes_lines(causes, unexplained, width):
+    out = []
+    for cause in causes:
         out.append('  {}. {}'.format(cause['rank'], cause['summary']))
         if cause['kind'] == 'fault' and len(cause['faults']) > 1:
             out.append('     (faults {}: what failed cannot tell them apart)'.format(
@@ -257,10 +349,12 @@ def _diagnosis(diagnosis, failing, colour, width=96):
             out.append('     your code raised {}: {}{}'.format(error['type'], error['message'], at))
         if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
             out.append('     hint: ' + cause['faults'][0]['hint'])
-    if diagnosis['unexplained']:
-        out.extend(_wrapped('  no catalogued fault matches: ', diagnosis['unexplained'], width))
-    if not diagnosis.get('fingerprints'):
-        out.append('  (no fault fingerprints for this step: only shared errors are grouped)')
+        elif error and error.get('hint'):
+            out.append('     hint: ' + error['hint'])
+        if error and error.get('places'):
+            out.extend(_wrapped('     raised at: ', error['places'], width))
+    if unexplained:
+        out.extend(_wrapped('  no catalogued fault matches: ', list(unexplained), width))
     return out
 
 

@@ -120,12 +120,13 @@ def main(snippet_file, recorded, *, step, check, seed, device='sim', era='book',
 
 def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader import wire
-    from grader.checks import CHECKS, JudgeInput, load_all
+    from grader.checks import CHECKS, load_all
     from grader.errors import GraderError
     from grader import notebook
     from grader.model import Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
+    from grader.run import judge_check
     from grader.seeds import check_seed
     from grader.sandbox import Limits
     load_all()
@@ -160,9 +161,9 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     learner = {}
     for probe in plan.learner:
         learner[probe] = _observe(probe, handlers, worker, wire, timeout, Observation)
-    findings = definition.judge(JudgeInput(
-        params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=plan,
-        learner=learner, reference={p: reference[p] for p in plan.reference}))
+    # held against the declared shapes and derived on this side, as grading does
+    findings = judge_check(use, definition, plan, learner,
+                           {p: reference[p] for p in plan.reference})
     failing = [f for f in findings if f.status in FAILING]
     for f in findings:
         mark = '✗' if f.status in FAILING else ('✓' if f.status == 'passed' else '·')

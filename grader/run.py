@@ -18,11 +18,10 @@ from pathlib import Path
 
 from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
 from grader.checks import CHECKS, JudgeInput
-from grader.contracts.shapes import conformance
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
 from grader.status import FAILING
-from grader.observe import Target, believe_skips, observe, observe_reference
+from grader.observe import SetupFailure, Target, believe_skips, observe, observe_reference
 from grader.repro import repro_for
 from grader.sandbox import Limits
 # the course secret and the seeds it gives live in grader.seeds (the worker's host and the repro
@@ -70,14 +69,16 @@ def _real_gpu() -> bool:
 
 
 def grade(source, step: int, options: Options = Options(), progress=None,
-          on_grader_error=None) -> dict:
+          on_grader_error=None, on_prepared=None) -> dict:
     """The scorecard of `source` at `step`. Never raises for anything a submission holds: what
     the learner handed in that cannot be graded is an `invalid` scorecard with its reason, and a
     failure of the grader itself (its reference, a judge, a bug on any input) a `grader-error`
     scorecard that says so and is never a grade. Only a usage error stops it before grading (an
     unknown step, --device cuda without a GPU, bubblewrap asked for and missing).
     `on_grader_error(exc)` hears of the exception behind a `grader-error` scorecard (a batch logs
-    its traceback for the instructor; the learner's document never holds one)."""
+    its traceback for the instructor; the learner's document never holds one).
+    `on_prepared(submission)` hears of the scratch copy once it is made (`load.Submission`: a
+    batch's receipt records the fingerprint of what was graded, not of the hand-in now)."""
     started = time.perf_counter()
     assignment = assignments.load(step)
     device_mode = resolve_device(options.device)
@@ -86,7 +87,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
         options.limits, sandbox=bwrap.resolve(options.limits.sandbox)))
     try:
         return _grade(source, step, assignment, device_mode, options, progress, started,
-                      on_grader_error)
+                      on_grader_error, on_prepared)
     except Exception as e:   # the boundary: a bug of ours on any input is a scorecard, not a crash
         if on_grader_error is not None:
             on_grader_error(e)
@@ -95,7 +96,7 @@ def grade(source, step: int, options: Options = Options(), progress=None,
 
 
 def _grade(source, step, assignment, device_mode, options, progress, started,
-           on_grader_error) -> dict:
+           on_grader_error, on_prepared) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix='dezero-grade-'))
     try:
         try:
@@ -103,6 +104,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
         except SubmissionError as e:
             return scorecard.invalid(source, assignment, options, device_mode, e.code, e.message,
                                      seed=options.seed or 0, started=started)
+        if on_prepared is not None:
+            on_prepared(sub)
         seed = options.seed if options.seed is not None else default_seed(
             sub.content_hash, step, course_secret())
         work = plan(assignment, seed, options.only)
@@ -149,6 +152,8 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
                                         device_mode=device_mode)
             except GraderError as e:
                 return grader_failed(e)
+        if learner.failure is None:
+            learner = forged_reports(learner)
         if learner.failure is not None:
             f = _parser_limit(learner.failure, sub)
             return scorecard.invalid(source, assignment, options, device_mode, f.code, f.message,
@@ -159,9 +164,10 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
                             options=options)
         except GraderError as e:   # a judge's own bug: loud
             return grader_failed(e)
-        diagnosis = diagnose_results(results, assignment)
+        diagnosis = diagnose_results(results, assignment, options.profile)
         results = _with_causes(results, diagnosis)
-        verdict = score.decide(results, options.profile, options.policy, options.timing)
+        verdict = score.decide(results, options.profile, options.policy, options.timing,
+                               assignment.step)
         return scorecard.build(sub, assignment, options, device_mode, seed, verdict, results,
                                learner, started, diagnosis=diagnosis, regraded=regraded)
     finally:
@@ -204,10 +210,22 @@ class Work:
 
 def plan(assignment, seed: int, only=()) -> Work:
     """Every check of the step and of its regression steps → the probes to run."""
-    own, regression = assignments.with_regression(assignment)
+    own, regression = checks_of(assignment)
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]
+    return plan_uses(uses, seed)
+
+
+def checks_of(assignment) -> tuple:
+    """(this step's checks, the regression checks a grading of it runs): see
+    `assignments.regression_of` for which earlier steps those are."""
+    return assignments.with_regression(assignment)
+
+
+def plan_uses(uses, seed: int) -> Work:
+    """(CheckUse, is_regression) pairs → their plans and the probes to run, each probe once (two
+    checks asking for the same call share its observation)."""
     plans = {u.id: CHECKS[u.check].plan(u.params, check_seed(seed, u.id)) for u, _ in uses}
     return Work(tuple(uses), plans,
                 tuple(_unique(p for pl in plans.values() for p in pl.learner)),
@@ -241,49 +259,108 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
 
 
 def _judged(use, definition, pl, learner, reference) -> list:
-    """The findings of one check's judge. A judge reads reports of the shapes their scenarios
-    declare (`grader.contracts`; the reference's reports fit them: `test_contracts`). When it
-    fails, the learner's reports are held against those shapes: one that does not fit was forged
-    by the learner's worker, and the check is an error of the submission's; if they all fit, the
-    judge itself is wrong -- a GraderError, never blamed on the learner."""
-    mine = {p: learner.observations[p] for p in pl.learner}
+    """The findings of one check's judge. Every learner report the judge would read is held
+    against the shape its scenario declares (`grader.contracts`) first: one that does not fit is
+    not judged, and the check is an error of the submission's (what only a forged answer gives
+    ends the grading as `tampered` before: `forged_reports`). A judge that fails on reports of
+    the declared form is itself wrong -- a GraderError, never blamed on the learner."""
+    return judge_check(use, definition, pl, {p: learner.observations[p] for p in pl.learner},
+                       {p: reference.observations[p] for p in pl.reference})
+
+
+def judge_check(use, definition, pl, mine, theirs) -> list:
+    """One check's findings from the learner's observations (`mine`) and the reference's
+    (`theirs`): the learner's reports held against their declared shapes, both sides' derived
+    on this side (`grader.contracts.Declaration.judged_report`), then judged."""
+    problems = misshapen_reports(mine.values())
+    if problems:
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'does not have the form the grader reads ({}){}'.format(
+                            problems[0][:200], _more(problems)),
+                        evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]
+    try:
+        mine, theirs = _derived(mine), _derived(theirs)
+    except Exception as e:   # raw values of the declared form that cannot be read: the code's
+        return [Finding('error', 'what the process running your code reported for this check '
+                        'cannot be read ({}: {})'.format(type(e).__name__, str(e)[:200]))]
     try:
         return definition.judge(JudgeInput(
             params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=pl,
-            learner=mine, reference={p: reference.observations[p] for p in pl.reference}))
+            learner=mine, reference=theirs))
     except Exception as e:
-        problems = misshapen_reports(mine.values())
-        if problems:
-            return [Finding('error', 'what your code\'s process reported for this check does not '
-                            'have the form the grader\'s own code produces ({}); was the grader '
-                            'changed from inside?'.format(problems[0][:200]))]
         raise GraderError('the grader failed judging check {} on reports of the declared form '
                           '({}: {}); this is a bug of the grader, not of the submission: report '
                           'it'.format(use.id, type(e).__name__, str(e)[:200])) from e
 
 
-def misshapen_reports(observations) -> list:
-    """What, in the reports among `observations`, does not fit the shape their scenario declares
-    (`grader.contracts.shapes.conformance`), as 'scenario: problem' lines."""
+def _derived(observations) -> dict:
+    """Observations with their reports as judges read them: what a scenario declares to derive
+    from its raw values (a comparison, a count) is computed here, on the trusted side."""
     declared = contracts.load_all()
-    out = []
-    for obs in observations:
-        declaration = declared.get(obs.probe.scenario)
-        if obs.ok and declaration is not None:
-            out += ['{}: {}'.format(obs.probe.scenario, problem)
-                    for problem in conformance(declaration.report, obs.value)]
+    out = {}
+    for probe, obs in observations.items():
+        declaration = declared.get(probe.scenario)
+        if obs.ok and declaration is not None and declaration.derive is not None:
+            obs = dataclasses.replace(obs, value=declaration.judged_report(obs.value, probe.params))
+        out[probe] = obs
     return out
 
 
-def diagnose_results(results, assignment) -> dict:
+def _more(problems):
+    return '' if len(problems) == 1 else ' and {} more'.format(len(problems) - 1)
+
+
+def misshapen_reports(observations) -> list:
+    """What, in the reports among `observations`, does not fit the shape their scenario declares
+    for their probe (`grader.contracts.Declaration.report_problems`), as 'scenario: problem'
+    `Problem`s (`forged` kept). A report of a scenario nobody declared does not fit at all."""
+    declared = contracts.load_all()
+    out = []
+    for obs in observations:
+        if not obs.ok:
+            continue
+        declaration = declared.get(obs.probe.scenario)
+        if declaration is None:
+            out.append(_as_problem('{}: no such scenario is declared'.format(obs.probe.scenario),
+                                   True))
+            continue
+        for problem in declaration.report_problems(obs.value, obs.probe.params):
+            out.append(_as_problem('{}: {}'.format(obs.probe.scenario, problem), problem.forged))
+    return out
+
+
+def _as_problem(text, forged):
+    from grader.contracts.shapes import Problem
+    p = Problem(text)
+    p.forged = forged
+    return p
+
+
+def forged_reports(learner):
+    """The learner's side, ended as `tampered` where one of its reports has a form only a forged
+    answer gives (a part the grader's own scenario code always or never writes for that probe:
+    a key missing or undeclared, a list of another length than the probe's parameters fix),
+    before any judge reads it."""
+    forged = [p for p in misshapen_reports(learner.observations.values()) if p.forged]
+    if not forged:
+        return learner
+    return dataclasses.replace(learner, failure=SetupFailure(
+        'tampered', 'the process running your code answered with a report the grader\'s own code '
+        'never writes ({}{}); was the grader changed from inside it?'.format(
+            forged[0][:200], _more(forged)), learner.output_tail))
+
+
+def diagnose_results(results, assignment, profile='book') -> dict:
     """Check results → the root causes of their failures, matched against the step's stored
-    fingerprints (`diagnose.py`: a pure function of the results' records)."""
+    fingerprints (`diagnose.py`: a pure function of the results' records); the causes of the
+    checks that decide the verdict under `profile` come first, those of advice after."""
     records = [{'id': r.use.id, 'status': r.status,
                 'evidence': scorecard.jsonable(dict(r.evidence))} for r in results]
     catalogue = fingerprints.catalogue_of(assignment)
     prints = fingerprints.prints_of(fingerprints.load(assignment.step))
     return diagnose.diagnose(records, {k: v for k, v in prints.items() if k in catalogue},
-                             catalogue)
+                             catalogue, counted={r.use.id for r in results
+                                                 if score.counts(r.use.tier, profile)})
 
 
 def _with_causes(results, diagnosis):

@@ -1,9 +1,12 @@
 """Scoring policy, in one pure module: check results + profile → verdict and points.
 
 * invalid — the submission could not be loaded or graded (decided before any check runs);
-* rollback — a regression check of an earlier step fails: the increment broke what worked
-  before, so the learner goes back to the previous snapshot. It wins over reject: a bug in
-  earlier code usually breaks this step's checks too, and the earlier failure is its cause;
+* rollback — a regression check of an earlier step fails: code this step still carries no
+  longer keeps an earlier step's contract (every earlier step's book-tier checks are re-run:
+  `grader.assignments.regression_of`). It wins over reject: a bug in earlier code usually
+  breaks this step's checks too, and the earlier failure is its cause. The reason names the
+  earliest step whose contract broke. It does not claim that step once passed: one grading
+  cannot know that (`history` can);
 * reject — this step's own contract fails (and every regression check passes);
 * incomplete — nothing that was judged fails, but some deciding checks could not be judged here
   (graded with `--device cpu`, an optional package missing): not an accept, since what was not
@@ -50,19 +53,27 @@ def counts_in_book_score(check) -> bool:
     return not check.regression and check.tier == 'book'
 
 
+def counts(tier: str, profile: str) -> bool:
+    """Whether a check of `tier` decides the verdict under `profile`: book-tier ones always,
+    extension-tier ones only under the `extension` profile (under `book` they are advice: shown
+    apart, scored separately, never decisive)."""
+    return tier == 'book' or profile == 'extension'
+
+
 def assignment_possible(assignment, tier: str = 'book') -> float:
     """The points an assignment's own checks of `tier` are worth."""
     return sum(c.points for c in assignment.checks if c.tier == tier)
 
 
-def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
+def decide(results, profile: str = 'book', policy=None, timing=None, step=None) -> Verdict:
     """The verdict and the score of a submission's check results under `policy` (None: the
-    default policy), `timing` (a `policy.Timing`, None: not late)."""
+    default policy), `timing` (a `policy.Timing`, None: not late); `step` is the step graded
+    (for the words of a rollback)."""
     if profile not in PROFILES:
         raise ValueError('unknown profile {!r}'.format(profile))
 
     def deciding(r):
-        return r.use.tier == 'book' or profile == 'extension'
+        return counts(r.use.tier, profile)
 
     own_failed = [r for r in results if not r.regression and deciding(r) and r.failing]
     reg_failed = [r for r in results if r.regression and deciding(r) and r.failing]
@@ -73,11 +84,7 @@ def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
 
     if reg_failed:
         verdict = 'rollback'
-        steps = sorted({r.use.step for r in reg_failed})
-        reason = ('{} check(s) of earlier steps now fail (steps {}){}: the increment broke '
-                  'earlier behaviour; go back to your previous snapshot').format(
-            len(reg_failed), ', '.join(map(str, steps)),
-            ', and {} of this step\'s'.format(len(own_failed)) if own_failed else '')
+        reason = rollback_reason(reg_failed, own_failed, step)
     elif own_failed:
         verdict = 'reject'
         reason = '{} of this step\'s checks failed (first: {})'.format(
@@ -89,13 +96,38 @@ def decide(results, profile: str = 'book', policy=None, timing=None) -> Verdict:
             len(unjudged), unjudged[0].use.id, unjudged[0].message)
     else:
         verdict = 'accept'
+        advice = [r for r in results if not deciding(r) and r.failing]
         reason = 'every check of this step and every regression check passes'
+        if advice:   # true of the checks that count; the others are advice
+            reason = ('every counted check of this step and every counted regression check '
+                      'passes ({} advice check{} beyond the book, not counted, fail{})').format(
+                len(advice), '' if len(advice) == 1 else 's', 's' if len(advice) == 1 else '')
     checks_earned, book_possible = total('book', earned), total('book', possible)
     final, adjustments = apply_policy(verdict, checks_earned, book_possible, reg_failed, policy,
                                       timing)
     return Verdict(verdict, reason, final, book_possible,
                    total('extension', earned), total('extension', possible),
                    tuple(adjustments), checks_earned)
+
+
+def rollback_reason(reg_failed, own_failed, step=None) -> str:
+    """What a rollback says: the earliest earlier step whose contract broke, its first failing
+    check, how many more fail; and what is not known (whether that step's code ever passed)."""
+    steps = sorted({r.use.step for r in reg_failed})
+    first = next(r for r in reg_failed if r.use.step == steps[0])
+    more = len(reg_failed) - 1
+    text = 'step {}\'s contract, which {} must keep, fails: {}: {}'.format(
+        steps[0], 'step {}'.format(step) if step is not None else 'this step', first.use.id,
+        first.message.split(' (and ')[0])
+    if more:
+        text += ' (and {} more check{} of step{} {})'.format(
+            more, '' if more == 1 else 's', '' if len(steps) == 1 else 's',
+            ', '.join(map(str, steps)))
+    if own_failed:
+        text += '; {} of this step\'s own check{} fail too'.format(
+            len(own_failed), '' if len(own_failed) == 1 else 's')
+    return text + ('. Fix the earlier code first (this grading cannot tell whether step {} ever '
+                   'passed; `dezero-grade history` can)'.format(steps[0]))
 
 
 def _points(x: float) -> float:

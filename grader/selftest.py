@@ -1,8 +1,9 @@
 """`selftest`: the gate proves it can fail.
 
 For a step: the reference must be accepted with full marks under both profiles; every fault of
-the step's catalogue (its own and its regression steps') is injected into a copy of the
-reference and graded, and must end in `reject` (a fault of this step) or `rollback` (a fault of
+the step's catalogue (its own and its `faults_from` steps') is injected into a copy of the
+reference and graded, and must end in `reject` (a fault of this step; `rollback` when it also
+breaks an earlier step's contract, `expected_verdict`) or `rollback` (a fault of
 an earlier step), with every check its catalogue entry names among the failing ones. The fault ×
 check matrix shows which checks each fault made fail; a check of this step that no fault can
 make fail is a gap too, and so is one that fails only by a crash or only collaterally (see
@@ -41,6 +42,19 @@ class Outcome:
     @property
     def ok(self):
         return not self.problems
+
+
+def expected_verdict(fault, step: int, card) -> str:
+    """`rollback` for a fault of an earlier step; for one of this step `reject`, or `rollback`
+    where it also breaks an earlier step's contract that this step's code carries (a step-9 type
+    check that refuses step 2's 0-d squares): the earlier failure then decides, as for a learner,
+    and the fault is still caught by this step's own checks (every check its entry names must
+    fail either way)."""
+    if fault.step != step:
+        return 'rollback'
+    own_failed = any(c.failing and not c.regression for c in card.checks)
+    earlier_failed = any(c.failing and c.regression and c.tier == 'book' for c in card.checks)
+    return 'rollback' if own_failed and earlier_failed and card.verdict == 'rollback' else 'reject'
 
 
 def reference_source(step: int) -> Path:
@@ -87,7 +101,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
             bad = [c.id + ': ' + c.message for c in card.failing]
             outcome.problems.append('the reference is not accepted with full marks under the {} '
                                     'profile: {} {}'.format(profile, card.verdict, bad[:3]))
-    own, regression = assignments.with_regression(assignment)
+    own, regression = run.checks_of(assignment)
     graded = {u.id for u in own} | {u.id for u in regression}
     ever_failed = set()
     graded_variants = []
@@ -99,7 +113,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
             card = Scorecard.from_document(doc)
             failed = sorted(c.id for c in card.failing)
             ever_failed.update(failed)
-            expected = 'reject' if fault.step == step else 'rollback'
+            expected = expected_verdict(fault, step, card)
             missing = [t for t in fault.caught_by if t in graded and t not in failed]
             outcome.rows.append((fault, expected, card.verdict, failed, missing))
             outcome.failures.append(proof.failures_of(doc))
@@ -119,7 +133,7 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
         outcome.problems.append('check {} fails on no fault of the catalogue'.format(check_id))
     outcome.proof = proof.prove(step, own, [(r[0], f) for r, f in zip(outcome.rows,
                                                                        outcome.failures)],
-                                {step, *assignment.regression} if assignment.no_code else {step})
+                                {step, *assignment.faults_from} if assignment.no_code else {step})
     outcome.problems.extend(proof.problems(outcome.proof))
     if graded_variants:
         _diagnoses(outcome, assignment, graded_variants, seed, write_fingerprints)
@@ -152,7 +166,8 @@ def _diagnoses(outcome, assignment, graded_variants, seed, write):
     prints = fingerprints.prints_of(stored or measured)
     catalogue = fingerprints.catalogue_of(assignment)
     for fault, doc in graded_variants:
-        diagnosis = diagnose.diagnose(doc['checks'], prints, catalogue)
+        diagnosis = diagnose.diagnose(doc['checks'], prints, catalogue,
+                                      counted=diagnose.counted_ids(doc['checks'], doc['profile']))
         top = diagnose.top_faults(diagnosis)
         named = len(diagnosis['causes'])
         outcome.diagnoses.append((fault.id, top, named, diagnosis['unexplained']))

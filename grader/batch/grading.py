@@ -41,16 +41,19 @@ def grade_one(task: GradeTask) -> dict:
     from grader import run
     started = time.perf_counter()
     entry, out = task.entry, Path(task.out)
-    failed = []
+    failed, prepared = [], []
     try:
         doc = run.grade(entry.path, task.options.step,
                         dataclasses.replace(task.options.run_options(), timing=task.timing),
-                        on_grader_error=failed.append)
+                        on_grader_error=failed.append, on_prepared=prepared.append)
         card = out / SCORECARDS / (entry.id + '.json')
         scorecard.write(card, doc)
         if doc.get('invalid', {}).get('code') != scorecard.GRADER_ERROR:
-            # a scorecard of the grader's own failure has no receipt: resuming grades it again
-            write_receipt(out, entry, task.fingerprint, task.options, task.timing)
+            # a scorecard of the grader's own failure has no receipt: resuming grades it again.
+            # The receipt names what was graded (the scratch copy's fingerprint), so code swapped
+            # after discovery is graded again; one that never became a copy, as discovered
+            fp = prepared[0].fingerprint if prepared and prepared[0].fingerprint else task.fingerprint
+            write_receipt(out, entry, fp, task.options, task.timing)
     except Exception as exc:   # a bug of ours: loud, but it costs only this submission
         return pool.grader_failed(entry.id, 'the grader failed on this submission ({}: {}); this '
                                   'is a bug of the grader, not of the submission'.format(

@@ -105,11 +105,14 @@ class BatchOptions:
         return self.policy or policy.DEFAULT
 
     def versions(self) -> dict:
-        """What else a receipt must match: the assignment files, the grader, the policy."""
-        from grader import assignments
+        """What else a receipt must match: the assignment files, the grader, the policy, and the
+        course secret (a digest of it: a secret set, changed or removed gives other seeds, so
+        everything is graded again)."""
+        from grader import assignments, run
         return {'assignment_sha256': assignments.content_hash(self.step),
                 'grader': {'version': scorecard.TOOL_VERSION, 'code_sha256': grader_code_sha256()},
-                'policy_sha256': self.grading_policy().sha256}
+                'policy_sha256': self.grading_policy().sha256,
+                'course_secret': run.course_secret_digest()}
 
     def to_json(self) -> dict:
         return {'profile': self.profile, 'era': self.era, 'device': self.device, 'seed': self.seed,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import report
+from grader import report, score
 from grader.batch.folder import SUMMARY
 from grader.status import VERDICTS
 
@@ -24,7 +24,9 @@ def render(summary: dict, out, *, merged: bool = False) -> str:
     if s['count']:
         lines.append('  score: mean {:g}/{:g}, median {:g}, min {:g}, max {:g}; {} full mark(s)'.format(
             s['mean'], s['possible'], s['median'], s['min'], s['max'], s['full_marks']))
-    hardest = sorted((r for r in summary['checks'] if r['pass_rate'] is not None and not r['regression']),
+    profile = summary['options'].get('profile', 'book')
+    hardest = sorted((r for r in summary['checks'] if r['pass_rate'] is not None
+                      and not r['regression'] and score.counts(r['tier'], profile)),
                      key=lambda r: (r['pass_rate'], r['id']))[:3]
     if hardest and hardest[0]['pass_rate'] < 1:
         lines.append('  hardest checks: ' + ', '.join('{} {:.0%}'.format(r['id'], r['pass_rate'])
@@ -37,6 +39,9 @@ def render(summary: dict, out, *, merged: bool = False) -> str:
         lines.append('  no catalogued fault matches: {} submission(s) fail for reasons of their own '
                      '({} cause(s): see their scorecards)'.format(uncatalogued['submissions'],
                                                                   uncatalogued['causes']))
+    if summary.get('advice_faults'):
+        lines.append('  advice, not counted (root causes of checks beyond the book): ' + ', '.join(
+            '{} ({})'.format(f['id'], f['submissions']) for f in summary['advice_faults'][:5]))
     if summary.get('compatibility'):
         era = summary['options'].get('era', 'book')
         lines.append('  drifts of the environment ({}): '.format(

@@ -75,15 +75,10 @@ def discover(folder: Path, *, exclude=()):
 
 
 def fingerprint(entry: HandIn) -> str:
-    """Identity of a submission as it is now: what a receipt must match to skip regrading."""
+    """Identity of a submission as it is now: what a receipt must match to skip regrading (the
+    receipt records the same of what was graded: `load.Submission.fingerprint`)."""
     try:
-        if entry.kind == 'zip':
-            digest = hashlib.sha256()
-            with open(entry.path, 'rb') as f:
-                for chunk in iter(lambda: f.read(1 << 20), b''):
-                    digest.update(chunk)
-            return 'zip-sha256:' + digest.hexdigest()
-        return load.content_hash(entry.path)
+        return load.fingerprint_of(entry.path)
     except (OSError, SubmissionError):
         return 'unreadable'   # grading it says why
 

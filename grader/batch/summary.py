@@ -71,14 +71,15 @@ def _check_rates(graded) -> list:
     return rows
 
 
-def fault_counts(graded) -> list:
+def fault_counts(graded, advice=False) -> list:
     """Catalogued root causes, most frequent first: a submission counts once for each cause its
-    scorecard's diagnosis names (not once per failing check that a fault could explain)."""
+    scorecard's diagnosis names (not once per failing check that a fault could explain). Only
+    the causes of checks that count (`advice`: only those of advice, the checks that do not)."""
     table = {}
     for _, card in graded:
         seen = set()
         for cause in _diagnosed_causes(card):
-            if cause['kind'] != 'fault':
+            if cause['kind'] != 'fault' or is_advice(card, cause) != advice:
                 continue
             best = cause['faults'][0]
             row = table.setdefault(best['id'], {'id': best['id'], 'title': best['title'],
@@ -97,6 +98,15 @@ def fault_counts(graded) -> list:
             row['indistinguishable_from'] = together
         out.append(row)
     return out
+
+
+def is_advice(card: Scorecard, cause) -> bool:
+    """Whether a cause explains advice only (checks that do not count under the card's profile);
+    a diagnosis written before causes were marked is judged by its checks' tiers."""
+    if 'advice' in cause:
+        return bool(cause['advice'])
+    checks = [card.check(i) for i in cause['checks']]
+    return bool(checks) and all(c is not None and not card.counts(c) for c in checks)
 
 
 def _diagnosed_causes(card: Scorecard) -> list:
@@ -120,7 +130,8 @@ def uncatalogued(graded) -> dict:
         diagnosis = card.diagnosis
         if not diagnosis:
             continue
-        n = sum(1 for c in diagnosis['causes'] if c['kind'] != 'fault') + bool(diagnosis['unexplained'])
+        n = sum(1 for c in diagnosis['causes'] if c['kind'] != 'fault'
+                and not is_advice(card, c)) + bool(diagnosis['unexplained'])
         causes += n
         subs += bool(n)
     return {'submissions': subs, 'causes': causes}
@@ -227,6 +238,7 @@ def summarize(*, assignment: dict, options: dict, shards: dict, graded, failures
         'scores': _score_stats(graded, assignment['possible']),
         'checks': _check_rates(graded),
         'faults': fault_counts(graded),
+        'advice_faults': fault_counts(graded, advice=True),
         'uncatalogued': uncatalogued(graded),
         'compatibility': _drift_counts(graded),
         'ungraded': ungraded,

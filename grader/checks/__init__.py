@@ -71,7 +71,15 @@ def learner_error_finding(obs: Observation, what: str) -> Finding:
         text = '{}: your code raised {}: {}{}'.format(what, err.type, err.message, where)
     return Finding(status, text,
                    evidence={'exception': err.type, 'where': err.where,
-                             'traceback': list(err.traceback)[-6:]})
+                             'traceback': learner_frames(err.traceback)[-8:]})
+
+
+def learner_frames(traceback) -> list:
+    """The frames of a traceback in the submission's own files (``file:line in function``, paths
+    relative to it), innermost last: the grader's frames and libraries' (absolute paths, frozen
+    modules, a timed-out stack's ``File`` lines) tell a learner nothing of their code, and would
+    push its callers out of the few frames kept."""
+    return [str(f) for f in traceback if not str(f).startswith(('/', '<', ' ', 'File '))]
 
 
 def load_all():

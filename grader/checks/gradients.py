@@ -152,14 +152,24 @@ def _battery_judge(inp):
             what, _where(v['y'].device), _where(probe.device)), case='forward.device',
             evidence={'output': v['y_info']}, hint='pick the array module from the input: '
             'xp = cuda.get_array_module(x)'))
+    forward_wrong = False
     if ref is not None:
         c = compare(y, ref['y'].data, **tol)
+        forward_wrong = not c.ok
         findings.append(Finding('passed' if c.ok else 'failed',
                                 'forward value of {} {} the reference'.format(
                                     what, 'matches' if c.ok else 'differs from'),
-                                case='forward.value', evidence=dict(c.evidence, output=v['y_info'])))
+                                case='forward.value', evidence=dict(c.evidence, output=v['y_info']),
+                                hint=FORWARD_HINT.format(what) if forward_wrong else ''))
 
-    if 'grads' not in v:
+    asked = probe.params.get('gy', False)
+    if not asked:
+        return findings
+    missing = _missing(v, probe.params, wrt)
+    if missing:   # what the probe asked for and did not get fails: it is never a skipped check
+        findings.append(Finding('failed', 'the report of {} lacks {}, which this check asked '
+                                'for'.format(what, missing), case='grad.present',
+                                evidence={'missing': missing}))
         return findings
     gy = upstream(probe.seed, y.shape, y.dtype)
     for k, i in enumerate(wrt):
@@ -167,7 +177,8 @@ def _battery_judge(inp):
         name = 'input {}'.format(i)
         if g is None:
             findings.append(Finding('failed', 'after backward, {} of {} has no gradient (grad is '
-                                    'None)'.format(name, what), case='grad.present'))
+                                    'None)'.format(name, what), case='grad.present',
+                                    hint=NO_GRADIENT_HINT.format(what=what, i=i)))
             continue
         x = np.asarray(args[i])
         if g.shape != x.shape:
@@ -196,11 +207,11 @@ def _battery_judge(inp):
                                         'gradient of {} wrt {} {} the reference'.format(
                                             what, name, 'matches' if c.ok else 'differs from'),
                                         case='grad.reference', evidence=c.evidence,
-                                        hint='' if c.ok else _hint(c.evidence)))
-    if 'points' in v and probe.params.get('points'):
+                                        hint='' if c.ok else _hint(c.evidence, forward_wrong)))
+    if probe.params.get('points'):
         layout = _draw_all(params, probe.seed)[3]
-        findings.extend(_numeric(v, gy, wrt, args, layout, inp.tolerance, what))
-    if 'zero_grads' in v:
+        findings.extend(_numeric(v, gy, wrt, args, layout, inp.tolerance, what, forward_wrong))
+    if probe.params.get('zero_gy'):
         bad = [i for k, i in enumerate(wrt) if v['zero_grads'][k] is not None
                and np.any(v['zero_grads'][k].data != 0)]
         findings.append(Finding('failed' if bad else 'passed',
@@ -212,7 +223,23 @@ def _battery_judge(inp):
     return findings
 
 
-def _numeric(v, gy, wrt, args, layout, overrides, what):
+def _missing(v, params, wrt):
+    """What a gradient probe asked for and its report lacks (a gradient per argument of `wrt`,
+    a forward value per perturbed point, the zero-upstream gradients), in words; '' if nothing."""
+    expected = len(params.get('wrt') or wrt)
+    if params.get('backward') == 'manual':
+        expected = 1
+    out = []
+    for key, asked, n in (('grads', True, expected), ('grad_info', True, expected),
+                          ('points', bool(params.get('points')), len(params.get('points') or ())),
+                          ('zero_grads', bool(params.get('zero_gy')), expected),
+                          ('inputs_after', True, len(params.get('wrt') or wrt))):
+        if asked and (not isinstance(v.get(key), list) or len(v[key]) != n):
+            out.append('{} ({} expected)'.format(key, n))
+    return ', '.join(out)
+
+
+def _numeric(v, gy, wrt, args, layout, overrides, what, forward_wrong=False):
     y = v['y'].data
     if y.dtype != np.float64:
         return [Finding('skipped', 'the forward of {} computes in {} for float64 inputs; the '
@@ -236,7 +263,7 @@ def _numeric(v, gy, wrt, args, layout, overrides, what):
                                     'random upstream gradient'.format(
                                         what, i, 'agrees with' if c.ok else 'disagrees with'),
                                     case='grad.numeric', evidence=dict(c.evidence, mode='per element'),
-                                    hint='' if c.ok else _hint(c.evidence)))
+                                    hint='' if c.ok else _hint(c.evidence, forward_wrong)))
     else:
         analytic, numeric = [], []
         for n, (_, u) in enumerate(layout):
@@ -261,7 +288,17 @@ def _where(device):
     return {'gpu': 'device', 'cpu': 'host'}.get(device, device)
 
 
-def _hint(evidence):
+# where the forward's value is wrong the gradients follow from it: the hint is about the forward
+FORWARD_HINT = ('the forward of {} computes other values than the reference: look at its forward '
+                'first (its gradients are judged against a right forward, so they fail with it)')
+NO_GRADIENT_HINT = ('the backward of {what} gave no gradient for input {i}: does it `return` its '
+                    'result, one gradient per input (a backward without `return` gives None)?')
+
+
+def _hint(evidence, forward_wrong=False):
+    """A hint for a wrong gradient: about the backward only when the forward matched."""
+    if forward_wrong:
+        return 'the forward is wrong too (see above): fix it first, then look at the backward'
     pattern = evidence.get('pattern', '')
     if pattern.startswith('all zeros'):
         return 'the backward returns zeros or is not connected to this input'
@@ -338,6 +375,11 @@ def _trajectory_judge(inp):
     findings.append(Finding('passed' if c.ok else 'failed', 'the value of {} {} the reference'.format(
         what, 'matches' if c.ok else 'differs from'), case='value', evidence=c.evidence))
     bad_inputs = []
+    if len(v['grads']) != len(r['grads']):   # one gradient per argument, or nothing is judged
+        findings.append(Finding('failed', 'the report of {} holds {} input gradients for {} '
+                                'inputs'.format(what, len(v['grads']), len(r['grads'])),
+                                case='grad'))
+        return findings
     for i, (g, rg) in enumerate(zip(v['grads'], r['grads'])):
         if rg is None:
             continue

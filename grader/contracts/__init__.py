@@ -15,10 +15,10 @@ import importlib
 import inspect
 import pkgutil
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from grader.contracts.shapes import (P, Param, REQUIRED, close_paths, kind_fits, kind_of,
-                                     path_problem)
+from grader.contracts.shapes import (P, Param, REQUIRED, close_paths, conformance, kind_fits,
+                                     kind_of, path_problem)
 
 DECLARED: dict[str, 'Declaration'] = {}
 
@@ -28,7 +28,24 @@ class Declaration:
     name: str
     summary: str
     params: Mapping[str, Param]
-    report: Any
+    report: Any                  # what the worker sends: raw values, held against it first
+    # `derive(report, params) -> report`: what the trusted side computes from the raw values
+    # (a comparison, a count, a statistic) before judges read it, and the shape of the result
+    # that judges read and expectation paths name; None where judges read the report as sent
+    derive: Callable | None = None
+    judged: Any = None
+
+    @property
+    def read_shape(self):
+        """The shape of what judges read: the derived report's, or the report's as sent."""
+        return self.report if self.derive is None else self.judged
+
+    def judged_report(self, value, params=None):
+        """The report judges read: `derive`d on the trusted side from what the worker sent (a
+        `{"__skipped__"}` report as it is)."""
+        if self.derive is None or (isinstance(value, dict) and '__skipped__' in value):
+            return value
+        return self.derive(value, self.args_of(params))
 
     def param_problems(self, args) -> list:
         """What is wrong with `args` for this scenario: unknown names, missing required ones,
@@ -50,30 +67,50 @@ class Declaration:
                 self.name, ', '.join(map(repr, missing))))
         return out
 
+    def args_of(self, params) -> dict:
+        """A probe's parameters with this scenario's defaults for those it leaves out."""
+        out = {k: spec.default for k, spec in self.params.items() if not spec.required}
+        out.update(params or {})
+        return out
+
+    def report_problems(self, value, params=None) -> list:
+        """How a report of this scenario, for a probe with `params`, does not fit the declared
+        shape (`grader.contracts.shapes.conformance`: `Problem`s, `forged` where only a forged
+        answer gives one)."""
+        return conformance(self.report, value, params=self.args_of(params))
+
+    def may_send(self, key) -> bool:
+        """Whether this scenario's report declares a top-level `key` (such as `unreferenced`)."""
+        return isinstance(self.report, dict) and key in self.report
+
     def path_problem(self, path) -> str | None:
         """None if an expectation may name `path` in this scenario's report, else why not (with
         the closest declared paths)."""
-        why = path_problem(self.report, path)
+        why = path_problem(self.read_shape, path)
         if why is None:
             return None
-        close = close_paths(self.report, path)
+        close = close_paths(self.read_shape, path)
         return '{!r} is not in the report of scenario {!r}: {}{}'.format(
             path, self.name, why,
             ' (closest declared paths: {})'.format(', '.join(close)) if close else '')
 
 
-def declare(name, summary, params=None, report=None):
-    """Declare scenario `name`: its parameters (`{name: P(...)}`) and its report's shape."""
+def declare(name, summary, params=None, report=None, derive=None, judged=None):
+    """Declare scenario `name`: its parameters (`{name: P(...)}`) and its report's shape; with
+    `derive`, also what the trusted side computes from that report and the shape (`judged`) of
+    what judges then read."""
     if name in DECLARED:
         raise ValueError('scenario {!r} declared twice'.format(name))
-    DECLARED[name] = Declaration(name, summary, dict(params or {}), report)
+    if (derive is None) != (judged is None):
+        raise ValueError('scenario {!r}: derive and judged come together'.format(name))
+    DECLARED[name] = Declaration(name, summary, dict(params or {}), report, derive, judged)
     return DECLARED[name]
 
 
 def load_all() -> dict:
     """Every declaration (the modules of this package declare at import)."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name != 'shapes':
+        if info.name not in ('shapes', 'derived'):
             importlib.import_module('{}.{}'.format(__name__, info.name))
     return DECLARED
 

@@ -1,6 +1,6 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.functions`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, NONE, Opt
+from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, NONE, Sized, When
 
 # what the gradient battery gives a function evaluation (`early.fn` takes these too)
 EVAL_PARAMS = {
@@ -12,11 +12,14 @@ EVAL_PARAMS = {
     'zero_gy': P('bool', False, 'also backward with a zero upstream gradient'),
     'reseed': P(('int', 'null'), None, 'reseed NumPy (and the device) before the call'),
 }
-# the gradients (with `gy`) are in the order of `wrt`
+# the gradients (with `gy`) are in the order of `wrt`, one per argument it names; a forward
+# value per point; nothing the probe asks for may be missing, nothing it does not ask for there
 EVAL_REPORT = {
     'y': ARRAY, 'y_info': DESCRIBED, 'output_is_variable': BOOL,
-    'grads': Opt([ARRAY | NONE]), 'grad_info': Opt([DESCRIBED]), 'zero_grads': Opt([ARRAY | NONE]),
-    'inputs_after': [ARRAY], 'points': [ARRAY],
+    'grads': When('gy', Sized(ARRAY | NONE, 'wrt')),
+    'grad_info': When('gy', Sized(DESCRIBED, 'wrt')),
+    'zero_grads': When(('gy', 'zero_gy'), Sized(ARRAY | NONE, 'wrt')),
+    'inputs_after': Sized(ARRAY, 'wrt'), 'points': Sized(ARRAY, 'points'),
 }
 
 declare(

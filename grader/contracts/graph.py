@@ -1,6 +1,6 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.graph`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Or
+from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Or, Sized
 
 # `value_summary`: a few numbers that show what an array holds (None where it holds none)
 SUMMARY = Or({'head': [NUM], 'size': INT, 'min': NUM, 'max': NUM, 'mean': NUM}, NONE)
@@ -49,7 +49,7 @@ declare(
     'gradient keeping every gradient, and snapshot the graph',
     params={'expr': P('str'), 'args': P('list'), 'labels': P('list', ()),
             'gy': P('any', None, 'unused: the upstream gradient comes from the probe\'s seed')},
-    report={'y': ARRAY, 'grads': [ARRAY | NONE], 'graph': GRAPH})
+    report={'y': ARRAY, 'grads': Sized(ARRAY | NONE, 'args'), 'graph': GRAPH})
 
 
 declare(

@@ -3,6 +3,7 @@ facts the dropout scenarios and the statistical check share (the inputs, the rep
 import numpy as np
 
 from grader.contracts import P, declare
+from grader.contracts.derived import phase, values
 from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Open, Phase
 
 
@@ -20,22 +21,49 @@ def dropout_inputs(n):
 
 FLAG = BOOL | NONE   # Config.train, None where the submission has no Config
 
+
+def zeros(a) -> int:
+    """How many elements of a raw array are 0 (dropped, for dropout's output)."""
+    return int(np.count_nonzero(values(a) == 0))
+
+
+def restore_report(drops):
+    return {
+        'before': FLAG,
+        'exit': Phase({'inside': FLAG, 'inside_drops': drops, 'after': FLAG, 'after_drops': drops}),
+        'exception': Phase({'after': FLAG, 'after_drops': drops}),
+        'nested': Phase({'inner': FLAG, 'middle': FLAG, 'after': FLAG}),
+        'using_config_exception': Phase({'after': FLAG}),
+    }
+
+
+def _restore(r, params):
+    def dropped(part):
+        return {k: zeros(v) > 0 if k.endswith('_drops') else v for k, v in part.items()}
+    r = dict(r)
+    for key in ('exit', 'exception'):
+        phase(r, key, dropped)
+    return r
+
 declare(
     'modes.dropout_backward', "Backward of training-mode dropout with the probe's upstream "
     "gradient gy: each input's gradient is gy times the forward's scaling",
     params={'shape': P('list'), 'ratio': P('number')},
-    report={'backward': Phase({'grad': ARRAY, 'expected': ARRAY, 'dropped': INT})})
+    report={'backward': Phase({'grad': ARRAY, 'expected': ARRAY, 'y': ARRAY})},
+    derive=lambda r, params: phase(dict(r), 'backward', lambda b: dict(b, dropped=zeros(b['y']))),
+    judged={'backward': Phase({'grad': ARRAY, 'expected': ARRAY, 'y': ARRAY, 'dropped': INT})})
 
+DEVICE_TRAIN = {'y': STR, 'grad': STR, 'y_value': ARRAY, 'grad_value': ARRAY,
+                'expected_grad': ARRAY}
+DEVICE = {'train': Phase(DEVICE_TRAIN), 'test': Phase({'y': STR, 'value': ARRAY}), 'x': ARRAY}
 declare(
     'modes.dropout_device', 'Dropout of device data: output and gradient on the device, units '
     'dropped in training, the identity in test mode',
     params={'shape': P('list'), 'ratio': P('number')},
-    report={
-        'train': Phase({'y': STR, 'grad': STR, 'dropped_share': NUM, 'grad_value': ARRAY,
-                        'expected_grad': ARRAY}),
-        'test': Phase({'y': STR, 'value': ARRAY}),
-        'x': ARRAY,
-    })
+    report=DEVICE,
+    derive=lambda r, params: phase(dict(r), 'train', lambda t: dict(
+        t, dropped_share=zeros(t['y_value']) / max(values(t['y_value']).size, 1))),
+    judged=dict(DEVICE, train=Phase(dict(DEVICE_TRAIN, dropped_share=NUM))))
 
 declare(
     'modes.dropout_model_follows', 'A model with dropout trained with MomentumSGD on the host, '
@@ -71,10 +99,7 @@ declare(
 declare(
     'modes.restore', 'test_mode() and using_config() put the flag back on exit, on an exception, '
     'and when nested',
-    report={
-        'before': FLAG,
-        'exit': Phase({'inside': FLAG, 'inside_drops': BOOL, 'after': FLAG, 'after_drops': BOOL}),
-        'exception': Phase({'after': FLAG, 'after_drops': BOOL}),
-        'nested': Phase({'inner': FLAG, 'middle': FLAG, 'after': FLAG}),
-        'using_config_exception': Phase({'after': FLAG}),
-    })
+    # `*_drops`: dropout's outputs as they came back; the trusted side sees whether it dropped
+    report=restore_report(ARRAY),
+    derive=_restore,
+    judged=restore_report(BOOL))

@@ -1,5 +1,6 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.networks`: parameters and report shapes."""
 from grader.contracts import P, declare
+from grader.contracts.derived import every, phase
 from grader.contracts.shapes import ARRAY, BOOL, INT, NUM, STR, Phase
 
 # `by_shape`: [shape, array] pairs sorted by shape, then values (an order any implementation gives)
@@ -8,16 +9,17 @@ BY_SHAPE = ([INT], ARRAY)
 METADATA = ([INT], INT, INT, STR, INT, BOOL)
 
 
+CLEARGRADS = {'single': [BY_SHAPE], 'accumulated': [BY_SHAPE], 'twice_single': [BY_SHAPE],
+              'cleared': [BY_SHAPE]}
 declare(
     'layer.cleargrads',
     'Gradients accumulate over backward passes until cleargrads(): a second backward '
     'without it doubles them, with it they are those of one pass; after cleargrads() none'
     ' is left',
     params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
-    report={
-        'single': [BY_SHAPE], 'accumulated': [BY_SHAPE],
-        'twice_single': [BY_SHAPE], 'cleared': [BY_SHAPE], 'none_left': BOOL,
-    })
+    report=dict(CLEARGRADS, none_left=[BOOL]),   # per parameter: its grad is None
+    derive=lambda r, params: dict(r, none_left=every(r['none_left'])),
+    judged=dict(CLEARGRADS, none_left=BOOL))
 
 
 declare(
@@ -33,26 +35,35 @@ declare(
     'Layers inside layers: params() yields every Parameter reachable through attributes, '
     'each once (found by path, e.g. block/fc/W); cleargrads() clears the nested ones too',
     params={'in_size': P('int'), 'hidden': P('int'), 'out': P('int'), 'batch': P('int')},
+    # `cleargrads`: per parameter, whether it had a gradient and whether cleargrads() cleared it
     report={
+        'params': Phase({'paths': [STR], 'found': [STR]}),
+        'cleargrads': Phase({'had_grads': [BOOL], 'cleared': [BOOL]}),
+    },
+    derive=lambda r, params: phase(dict(r), 'cleargrads', lambda c: {
+        'had_grads': every(c['had_grads']), 'cleared': every(c['cleared'])}),
+    judged={
         'params': Phase({'paths': [STR], 'found': [STR]}),
         'cleargrads': Phase({'had_grads': BOOL, 'cleared': BOOL}),
     })
 
 
+CUSTOM = {'count': INT, 'names': [STR], 'param_ids': [INT], 'attribute_ids': [INT]}
+REGISTRATION = {
+    'linear': Phase(INT),
+    'linear_nobias': Phase(INT),
+    'metadata': Phase({'found': [METADATA], 'expected': [METADATA]}),
+}
 declare(
     'layer.registration',
     "A custom layer's Parameters are registered by assignment (plain Variables, arrays "
     'and None are not parameters); Linear has W and b (W only with nobias); every '
     'parameter is a Variable whose metadata agrees with its data',
-    report={
-        'custom': Phase({'count': INT, 'names': [STR], 'are_the_attributes': BOOL}),
-        'linear': Phase(INT),
-        'linear_nobias': Phase(INT),
-        'metadata': Phase({
-            'found': [METADATA],
-            'expected': [METADATA],
-        }),
-    })
+    # `custom`: the identities of params()'s Parameters and of the two attributes, as they are
+    report=dict(REGISTRATION, custom=Phase(CUSTOM)),
+    derive=lambda r, params: phase(dict(r), 'custom', lambda c: dict(
+        c, are_the_attributes=sorted(c['param_ids']) == sorted(c['attribute_ids']))),
+    judged=dict(REGISTRATION, custom=Phase(dict(CUSTOM, are_the_attributes=BOOL))))
 
 
 declare(

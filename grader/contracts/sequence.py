@@ -1,36 +1,30 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.sequence`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ANY, ARRAY, BOOL, INT, NONE, NUM, STR, Map, Opt, Phase
+from grader.contracts.shapes import ARRAY, INT, NONE, STR, Opt, Or, Phase
 
 # the recurrent layer every scenario here builds: `kind` is rnn or lstm
 LAYER = {'kind': P('str', doc='rnn or lstm'), 'hidden': P('int'), 'in_size': P('int'),
          'batch': P('int')}
 
-# What a scenario reports instead of numbers to compare with the reference's when the learner's
-# layer keeps its weights under names that are not the book's: why, analytic gradients beside
-# central differences, and properties (`reference.match` judges this section on its own).
-UNREFERENCED = {
-    'why': STR, 'raised': Opt(ANY),
-    'gradients': Opt([{'name': STR, 'analytic': ARRAY | NONE, 'numeric': ARRAY}]),
-    'properties': Opt([{'name': STR, 'ok': BOOL, 'message': STR, 'hint': Opt(STR)}]),
-}
+# Every parameter of the layer (or model) the scenario seeded, in `params()` order: its place
+# (`fixtures.parameter_places`) and value. The judges assign them to the book's roles by shape.
+PARAMS = Phase([{'place': STR, 'value': ARRAY}])
+# a state variable after unchain_backward: None when unset, else its creator's type name or None
+HELD = Or(NONE, {'creator': STR | NONE})
 
 
 declare(
     'sequence.bptt',
-    "The book's truncated-BPTT loop (loss accumulated over the epoch; at the end of each "
-    'window: cleargrads, backward, unchain_backward)',
+    "The book's truncated-BPTT loop over the book's model (the recurrent layer, then a Linear; "
+    'loss accumulated over the epoch; at the end of each window: cleargrads, backward, '
+    'unchain_backward)',
     params=dict(LAYER, out=P('int'), window=P('int'), windows=P('int')),
     report={
+        'params': PARAMS,
         # per window; where the loop raised at once, both are what it raised
-        'structure': Phase([{'size': INT, 'loss_kept': BOOL, 'h_cut': BOOL, 'c_cut': BOOL}]),
-        'numbers': Phase([{
-            'loss': NUM,
-            'grads': Opt(Map(ARRAY | NONE)),   # by role: rnn/x2h/W, fc/b, ...
-            'finite': Opt(BOOL),               # instead of grads, where roles are unknown
-        }]),
+        'structure': Phase([{'size': INT, 'loss_creator': STR | NONE, 'h': HELD, 'c': HELD}]),
+        'numbers': Phase([{'loss': ARRAY, 'y': [ARRAY], 'grads': [ARRAY | NONE]}]),
         'graph': Phase({'sizes': [INT], 'growth': INT}),
-        'unreferenced': Opt(UNREFERENCED),
     })
 
 
@@ -47,13 +41,13 @@ declare(
 
 declare(
     'sequence.forward',
-    'The outputs and the state (h, and c for an LSTM) after every step of a sequence; '
-    'then reset_state() and the first step again',
+    'The parameters, then the outputs and the state (h, and c for an LSTM) after every step '
+    'of a sequence; then reset_state(), the state, and the first step again',
     params=dict(LAYER, steps=P('int')),
     report={
+        'params': PARAMS,
         'sequence': Phase({'y': [ARRAY], 'h': [ARRAY | NONE], 'c': [ARRAY | NONE]}),
-        'reset': Phase({'h_none': BOOL, 'first_again': ARRAY, 'c_none': Opt(BOOL)}),
-        'unreferenced': Opt(UNREFERENCED),
+        'reset': Phase({'h': ARRAY | NONE, 'first_again': ARRAY, 'c': Opt(ARRAY | NONE)}),
     })
 
 
@@ -84,15 +78,13 @@ declare(
 declare(
     'sequence.through_time',
     'One window of `steps` steps, loss = Σ_t sum(w_t · h_t) with seeded w_t, one '
-    "backward: the gradients of every weight (by role) and of every step's input",
+    "backward: the parameters, the outputs, the loss, the gradient of every parameter and of "
+    "every step's input",
     params=dict(LAYER, steps=P('int')),
     report={
-        'window': Opt(Phase({
-            'loss': ARRAY,
-            'weights': Map(ARRAY | NONE),   # by role: x2h/W, h2h/W, ...
-            'inputs': [ARRAY | NONE],
-        })),
-        'unreferenced': Opt(Phase(UNREFERENCED)),
+        'params': PARAMS,
+        'window': Phase({'y': [ARRAY], 'loss': ARRAY, 'grads': [ARRAY | NONE],
+                         'inputs': [ARRAY | NONE]}),
     })
 
 

@@ -1,6 +1,7 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.serialization`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, INT, NONE, STR, Open, Opt, Phase
+from grader.contracts.derived import same
+from grader.contracts.shapes import ARRAY, BOOL, DESCRIBED, INT, NONE, STR, Map, Open, Opt, Phase
 
 # every scenario here builds the same small models: an MLP and a nested one
 MODEL = {'in_size': P('int'), 'hidden': P('int'), 'out': P('int'), 'batch': P('int')}
@@ -9,8 +10,16 @@ MLP = {'l0/W': ARRAY, 'l0/b': ARRAY, 'l1/W': ARRAY, 'l1/b': ARRAY}
 NESTED = {'block/fc/W': ARRAY, 'block/fc/b': ARRAY, 'head/W': ARRAY, 'head/b': ARRAY}
 ERROR = Open({'type': STR, 'message': STR})   # an exception's details; more may come
 # loading a file that does not fit: whether load or the forward after it raised, and with what
+# `before`, `after`: the model's parameters by role, around the load that must not change them
 LOADED = {'load_raised': BOOL, 'forward_raised': BOOL, 'load_error': Opt(ERROR),
-          'forward_error': Opt(ERROR), 'unchanged': BOOL, 'raised_somewhere': BOOL}
+          'forward_error': Opt(ERROR), 'before': Map(ARRAY), 'after': Map(ARRAY),
+          'raised_somewhere': BOOL}
+
+
+def _unchanged(case):
+    before, after = case['before'], case['after']
+    return dict(case, unchanged=set(before) == set(after) and all(
+        same(after[k], before[k]) for k in before))
 
 
 declare(
@@ -54,7 +63,9 @@ declare(
     'serialization.mismatch',
     'Files that do not fit the model: one key missing, one array of the wrong shape',
     params=MODEL,
-    report={'missing': LOADED, 'wrong_shape': LOADED})
+    report={'missing': LOADED, 'wrong_shape': LOADED},
+    derive=lambda r, params: {k: _unchanged(v) for k, v in r.items()},
+    judged={'missing': dict(LOADED, unchanged=BOOL), 'wrong_shape': dict(LOADED, unchanged=BOOL)})
 
 
 declare(

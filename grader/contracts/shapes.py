@@ -11,7 +11,17 @@ A report shape is plain Python:
 * `Map(shape)`: a dict with keys chosen at run time (names, ratios), every value `shape`;
 * `Or(a, b, ...)`: any of these; `a | b` joins leaves;
 * `Phase(shape)`: a part that runs learner code on its own: `shape`, or the exception it raised
-  as `{"raised": type, "message": text}` (paths may name `raised` and `message` there).
+  as `{"raised": type, "message": text}` (paths may name `raised` and `message` there);
+* `Sized(item, length)`: a list of `item` whose length the probe's parameters fix (`length` is
+  a parameter name, whose value's length it is, or a function of the parameters);
+* `When(condition, shape)`: a key present exactly when `condition` (a parameter name, a tuple
+  of them that must all be truthy, or a function of the parameters) holds for the probe.
+
+A report is held against its shape before any judge reads it (`conformance`, with the probe's
+parameters). What the grader's own scenario code fixes -- a key missing or not declared, a list
+of another length than the parameters give, a list or record where the other is due -- only a
+forged answer breaks: such a problem is `forged`. A leaf of another kind (a number where an
+array is due) may come from unusual but honest code: a problem that is not `forged`.
 
 A path is what `grader.checks.expect` resolves: dotted keys, `[3]` indexes a list, `[*]` spreads
 over a list or a dict's values (`train_step.params[*]`, `[0].value`, `cases[*].repr.found`).
@@ -118,6 +128,51 @@ class Phase(Shape):
     shape: Any
 
 
+class Sized(Shape):
+    """A list of `item`, as long as the probe's parameters say (see the module docstring)."""
+
+    def __init__(self, item, length):
+        self.item, self.length = item, length
+
+    def expected(self, params):
+        """The length the parameters give, or None where they do not say."""
+        if params is None:
+            return None
+        if callable(self.length):
+            return self.length(params)
+        value = params.get(self.length)
+        return None if value is None else len(value)
+
+    def __repr__(self):
+        return 'Sized({!r}, {!r})'.format(self.item, self.length)
+
+
+class When:
+    """A record's key present exactly when `condition` holds for the probe's parameters."""
+
+    def __init__(self, condition, shape):
+        self.condition, self.shape = condition, shape
+
+    def holds(self, params):
+        if params is None:
+            return None
+        if callable(self.condition):
+            return bool(self.condition(params))
+        names = (self.condition,) if isinstance(self.condition, str) else self.condition
+        return all(params.get(n) for n in names)
+
+
+class Problem(str):
+    """One way a report does not fit its shape; `forged` when only a forged answer gives it."""
+    forged = False
+
+
+def _problem(text, forged=False):
+    p = Problem(text)
+    p.forged = forged
+    return p
+
+
 RAISED = {'raised': STR, 'message': STR}
 # what `Ctx.describe` reports of a Variable or an array (shape and dtype where it has them)
 DESCRIBED = {'type': STR, 'device': STR, 'shape': Opt([INT]), 'dtype': Opt(STR)}
@@ -149,7 +204,7 @@ def _fields(shape):
 
 
 def _unwrap(shape):
-    return shape.shape if isinstance(shape, Opt) else shape
+    return shape.shape if isinstance(shape, (Opt, When)) else shape
 
 
 def _step(shape, part):
@@ -191,9 +246,9 @@ def _step(shape, part):
         if isinstance(part, int):
             return 'a dict keyed by name is not a list: [{}] indexes nothing'.format(part)
         return [shape.value]
-    if isinstance(shape, list):
+    if isinstance(shape, (list, Sized)):
         if part == '*' or isinstance(part, int):
-            return [shape[0]]
+            return [shape.item if isinstance(shape, Sized) else shape[0]]
         return 'a list has no key {!r} (use [*] or [index])'.format(part)
     if isinstance(shape, tuple):
         if part == '*':
@@ -268,8 +323,8 @@ def all_paths(shape, limit=2000):
                 walk(s.rest, prefix + ['*'], depth + 1)
         elif isinstance(s, Map):
             walk(s.value, prefix + ['*'], depth + 1)
-        elif isinstance(s, list):
-            walk(s[0], prefix + ['*'], depth + 1)
+        elif isinstance(s, (list, Sized)):
+            walk(s.item if isinstance(s, Sized) else s[0], prefix + ['*'], depth + 1)
         elif isinstance(s, tuple):
             for i, v in enumerate(s):
                 walk(v, prefix + [i], depth + 1)
@@ -282,13 +337,16 @@ def close_paths(shape, path, n=3):
 
 
 # -- a produced report against its shape ----------------------------------------------------------
-def conformance(shape, value, path=''):
-    """What in `value` (a report as the trusted side receives it) does not fit `shape`. A
-    scenario may report `{"__skipped__": why}` instead of its report."""
+def conformance(shape, value, path='', params=None):
+    """What in `value` (a report as the trusted side receives it) does not fit `shape`, as
+    `Problem`s (`forged` where only a forged answer gives one). `params`: the probe's
+    parameters, defaults included, which fix `Sized` lengths and `When` keys (without them
+    these are taken as a list and as an optional key). A scenario may report
+    `{"__skipped__": why}` instead of its report."""
     if not path and isinstance(value, dict) and set(value) == {'__skipped__'}:
         return []
     out = []
-    _conform(shape, value, path, out)
+    _conform(shape, value, path, out, params)
     return out
 
 
@@ -296,68 +354,96 @@ def _is_raised(v):
     return isinstance(v, dict) and 'raised' in v and 'message' in v
 
 
-def _conform(shape, v, path, out):
+def _conform(shape, v, path, out, params):
     shape = _unwrap(shape)
     where = path or '(top)'
     if shape is ANY:
         return
     if isinstance(shape, Leaf):
         if not _leaf_fits(shape.kind, v):
-            out.append('{}: expected {}, found {}'.format(where, shape.kind, _kind_name(v)))
+            out.append(_problem('{}: expected {}, found {}'.format(where, shape.kind, _kind_name(v))))
         return
     if isinstance(shape, Or):
+        found = []
         for a in shape.alternatives:
-            if not conformance(a, v, path):
+            problems = conformance(a, v, path, params)
+            if not problems:
                 return
-        out.append('{}: {} fits none of {}'.format(where, _kind_name(v), shape))
+            found.append(problems)
+        # forged only if every alternative is broken in a way only forging gives
+        forged = all(any(p.forged for p in problems) for problems in found)
+        out.append(_problem('{}: {} fits none of {}'.format(where, _kind_name(v), shape), forged))
         return
     if isinstance(shape, Phase):
         if _is_raised(v):
+            if not isinstance(v.get('raised'), str) or not isinstance(v.get('message'), str):
+                out.append(_problem('{}: what a phase raised is not named in text'.format(where), True))
             return
-        _conform(shape.shape, v, path, out)
+        _conform(shape.shape, v, path, out, params)
         return
     rec = _fields(shape)
     if rec is not None:
         fields, is_open = rec
         if not isinstance(v, dict):
-            out.append('{}: expected a record, found {}'.format(where, _kind_name(v)))
+            out.append(_problem('{}: expected a record, found {}'.format(where, _kind_name(v)), True))
             return
         for k, s in fields.items():
+            due = s.holds(params) if isinstance(s, When) else None
             if k not in v:
-                if not isinstance(s, Opt):
-                    out.append('{}: key {!r} is missing'.format(where, k))
+                if not isinstance(s, (Opt, When)):
+                    out.append(_problem('{}: key {!r} is missing'.format(where, k), True))
+                elif due:
+                    out.append(_problem('{}: key {!r} is missing, and this probe asks for '
+                                        'it'.format(where, k), True))
                 continue
-            _conform(s, v[k], _join_key(path, k), out)
+            if due is False:
+                out.append(_problem('{}: key {!r} is there, and this probe does not ask for '
+                                    'it'.format(where, k), True))
+                continue
+            _conform(s, v[k], _join_key(path, k), out, params)
         extra = sorted(set(v) - set(fields))
         if extra and is_open and shape.rest is not None:
             for k in extra:
-                _conform(shape.rest, v[k], _join_key(path, k), out)
+                _conform(shape.rest, v[k], _join_key(path, k), out, params)
         elif extra and not is_open:
-            out.append('{}: undeclared key(s) {}'.format(where, ', '.join(map(repr, extra))))
+            out.append(_problem('{}: undeclared key(s) {}'.format(
+                where, ', '.join(map(repr, extra[:5]))), True))
         return
     if isinstance(shape, Map):
         if not isinstance(v, dict):
-            out.append('{}: expected a dict, found {}'.format(where, _kind_name(v)))
+            out.append(_problem('{}: expected a dict, found {}'.format(where, _kind_name(v)), True))
             return
         for k, x in v.items():
-            _conform(shape.value, x, _join_key(path, str(k)), out)
+            _conform(shape.value, x, _join_key(path, str(k)), out, params)
         return
-    if isinstance(shape, (list, tuple)):
+    if isinstance(shape, (list, tuple, Sized)):
         if not isinstance(v, (list, tuple)):
-            out.append('{}: expected a list, found {}'.format(where, _kind_name(v)))
+            out.append(_problem('{}: expected a list, found {}'.format(where, _kind_name(v)), True))
             return
         if isinstance(shape, tuple) and len(v) != len(shape):
-            out.append('{}: expected {} positions, found {}'.format(where, len(shape), len(v)))
+            out.append(_problem('{}: expected {} positions, found {}'.format(
+                where, len(shape), len(v)), True))
             return
+        if isinstance(shape, Sized):
+            n = shape.expected(params)
+            if n is not None and len(v) != n:
+                out.append(_problem('{}: expected {} element{} (as this probe asks), found '
+                                    '{}'.format(where, n, '' if n == 1 else 's', len(v)), True))
+                return
         for i, x in enumerate(v):
-            _conform(shape[0] if isinstance(shape, list) else shape[i], x,
-                     '{}[{}]'.format(path, i), out)
+            item = shape.item if isinstance(shape, Sized) else (
+                shape[0] if isinstance(shape, list) else shape[i])
+            _conform(item, x, '{}[{}]'.format(path, i), out, params)
         return
-    out.append('{}: unknown shape {!r}'.format(where, shape))
+    out.append(_problem('{}: unknown shape {!r}'.format(where, shape)))
 
 
 def _join_key(path, key):
     return '{}.{}'.format(path, key) if path else key
+
+
+# the dtypes an ARRAY may have: numbers and booleans (the wire carries others, no scenario does)
+ARRAY_KINDS = 'biufc'
 
 
 def _leaf_fits(kind, v):
@@ -368,12 +454,23 @@ def _leaf_fits(kind, v):
     if kind == 'str':
         return isinstance(v, str)
     if kind == 'int':
-        return isinstance(v, int) and not isinstance(v, bool)
+        return (isinstance(v, int) and not isinstance(v, bool)) or _np_kind(v) in ('i', 'u')
     if kind == 'num':
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
+        return (isinstance(v, (int, float)) and not isinstance(v, bool)) or \
+            _np_kind(v) in ('i', 'u', 'f')
     if kind == 'array':
-        return type(v).__name__ in ('Array', 'ndarray')
+        if type(v).__name__ == 'Array':
+            v = getattr(v, 'data', None)
+        return type(v).__name__ == 'ndarray' and getattr(v.dtype, 'kind', '') in ARRAY_KINDS
     return True
+
+
+def _np_kind(v):
+    """The dtype kind of a NumPy scalar (the wire keeps them as such), else ''."""
+    dtype = getattr(v, 'dtype', None)
+    if dtype is None or type(v).__name__ == 'ndarray' or getattr(v, 'shape', None) != ():
+        return ''
+    return getattr(dtype, 'kind', '')
 
 
 def _kind_name(v):

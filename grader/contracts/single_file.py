@@ -1,6 +1,11 @@
 """The scenarios of `grader.sandboxed.probes.scenarios.single_file`: parameters and report shapes."""
 from grader.contracts import P, declare
-from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Phase
+from grader.contracts.derived import every, phase
+from grader.contracts.shapes import ARRAY, BOOL, INT, NONE, NUM, STR, Opt, Phase, Sized, When
+
+
+def _three(params):
+    return 3   # x → Square → a → Exp → b → Square → y
 
 
 declare(
@@ -8,9 +13,12 @@ declare(
     'Functions applied in turn: each output is a new Variable and the input stays as it '
     'was',
     params={'names': P('list'), 'shape': P('list')},
-    report={
-        'run': Phase({'input_after': ARRAY, 'input': ARRAY, 'outputs_distinct': BOOL}),
-    })
+    # `identities`: of the input and of each output, as they are
+    report={'run': Phase({'input_after': ARRAY, 'input': ARRAY, 'identities': [INT]})},
+    derive=lambda r, params: phase(dict(r), 'run', lambda run: dict(
+        run, outputs_distinct=len(set(run['identities'])) == len(run['identities']))),
+    judged={'run': Phase({'input_after': ARRAY, 'input': ARRAY, 'identities': [INT],
+                          'outputs_distinct': BOOL})})
 
 
 declare(
@@ -27,9 +35,15 @@ declare(
     "(in attributes of any name; the book's are `input` and `output`) and, from step 7, "
     "each Variable its creator (`creator`, which the book's own code reads)",
     params={'creator': P('bool', False)},
+    # per function of the three, as it is: the trusted side decides for them all
     report={
-        'inputs': BOOL, 'outputs': BOOL, 'creators': BOOL, 'leaf_creator_none': BOOL,
-    })
+        'inputs': Sized(BOOL, _three), 'outputs': Sized(BOOL, _three),
+        'creators': When('creator', Sized(BOOL, _three)), 'leaf_creator_none': When('creator', BOOL),
+    },
+    derive=lambda r, params: dict(r, **{k: every(r[k]) for k in ('inputs', 'outputs', 'creators')
+                                        if k in r}),
+    judged={'inputs': BOOL, 'outputs': BOOL, 'creators': Opt(BOOL),
+            'leaf_creator_none': Opt(BOOL)})
 
 
 declare(

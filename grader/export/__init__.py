@@ -169,12 +169,23 @@ def lateness(card: Scorecard) -> str:
     return ''
 
 
+# what an export says of a failing check that does not count (advice), wherever it shows one
+ADVICE_NOTE = 'advice, not counted (beyond the book; it never changes the verdict or the score)'
+
+
+def is_advice_failure(check: CheckRecord, card: Scorecard) -> bool:
+    """A failing check that does not count under the card's profile: never shown as a failure."""
+    return check.failing and not card.counts(check)
+
+
 def check_text(check: CheckRecord, card: Scorecard | None = None) -> str:
     """A check of a scorecard as the few lines a learner reads: what was expected and found,
     the hint, the catalogued fault behind it, and how to reproduce it (with `card`, the scorecard
     it is a check of, also the command that grades it again on the learner's own machine)."""
     lines = [check.message]
-    if check.unjudged:
+    if card is not None and check.failing and not card.counts(check):
+        lines[0] = '{}: {}'.format(ADVICE_NOTE, check.message)
+    elif check.unjudged:
         lines[0] = 'not judged here, so it earns nothing: ' + check.message
     elif check.status == status.NOT_APPLICABLE:
         lines[0] = 'not applicable on the grading machine (credited): ' + check.message

@@ -4,7 +4,9 @@ Format only. The top-level `score` is the scorecard's book-tier score; each chec
 with the scorecard's status, message, hint, matched fault and reproduction snippet, in the
 scorecard's order. This step's book-tier checks carry their points (`score`/`max_score`); its
 extension-tier checks and the regression checks of earlier steps are reported with no points,
-as the scorecard counts them. The top-level `score` is the scorecard's final score (after the
+as the scorecard counts them. A failing check that does not count (advice: the extension tier
+under the book profile) is no red test: its test is `passed`, named and tagged as advice, and its
+output says it is not counted. The top-level `score` is the scorecard's final score (after the
 grading policy's rollback cost and late penalty; the adjustments are in `extra_data`). Each test's
 `visibility` is the policy's (recorded in the scorecard) for that check, the top-level one the
 policy's `visibility.results` unless the caller names one. The learner-visible `output` is the
@@ -29,7 +31,7 @@ from pathlib import Path
 from grader import diagnose
 from grader import policy as policy_mod
 from grader import repro, report, schema
-from grader.export import Written, check_text, no_scorecard
+from grader.export import Written, check_text, is_advice_failure, no_scorecard
 from grader.record import Adjustment, CheckRecord, Scorecard
 
 SCHEMA = 'gradescope-results'
@@ -39,16 +41,20 @@ OUTPUT_FORMATS = ('text', 'md')
 
 def _test(check: CheckRecord, number: str, visibility: str = 'visible', card=None) -> dict:
     counted = check.counts_in_book_score
+    advice = card is not None and is_advice_failure(check, card)
     name = '{} ({})'.format(check.title, check.id)
     if check.regression:
         name += ' [regression: step {}]'.format(check.step)
-    elif check.tier == 'extension':
+    if advice:   # not a red test beside full marks: a neutral note, said to be advice
+        name += ' [advice: beyond the book, not counted]'
+    elif check.tier == 'extension' and not check.regression:
         name += ' [extension tier, scored separately]'
-    tags = [check.category, check.tier] + (['regression'] if check.regression else [])
+    tags = [check.category, check.tier] + (['regression'] if check.regression else []) + (
+        ['advice'] if advice else [])
     return {
         'score': float(check.earned) if counted else 0.0,
         'max_score': float(check.points) if counted else 0.0,
-        'status': 'passed' if check.credited else 'failed',
+        'status': 'passed' if check.credited or advice else 'failed',
         'name': name,
         'number': number,
         'output': check_text(check, card),
@@ -141,7 +147,9 @@ def _visible_diagnosis(diagnosis: dict, shown_ids: set) -> dict:
             visible['summary'] = diagnose.summary(visible)   # its count, of the visible checks
             causes.append(visible)
     return dict(diagnosis, causes=causes,
-                unexplained=[i for i in diagnosis['unexplained'] if i in shown_ids])
+                unexplained=[i for i in diagnosis['unexplained'] if i in shown_ids],
+                unexplained_advice=[i for i in diagnosis.get('unexplained_advice', ())
+                                    if i in shown_ids])
 
 
 def results(doc: dict, *, visibility: str | None = None, output_format: str = 'text') -> dict:

@@ -2,7 +2,10 @@
 
 Format only. One `<testsuite>` per submission (properties: verdict, score, seed, content hash),
 one `<testcase>` per check of its scorecard: a failed check is a `<failure>`, a check where the
-learner's code raised or ran too long an `<error>`, a check that could not judge `<skipped>`.
+learner's code raised or ran too long an `<error>`, a check that could not judge `<skipped>`. A
+failing check that does not count (advice: the extension tier under the book profile) is never
+a `<failure>` or an `<error>`: it is `<skipped>` with a message that says it is advice, not
+counted, and the suite's properties count such checks (`advice_failing`).
 A submission that could not be graded is one `<error>` case named `load` (invalid verdict) or
 `grade` (no scorecard, or a scorecard of the grader's own failure, `grader-error`: verdict
 `ungraded`, never a grade), so a dashboard shows it red rather than empty.
@@ -18,7 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from grader import schema, status
-from grader.export import ExportError, Written, check_text, lateness
+from grader.export import ADVICE_NOTE, ExportError, Written, check_text, is_advice_failure, lateness
 
 SCHEMA = 'junit-report'
 _OUTCOME = {'passed': 'passed', 'failed': 'failure', 'error': 'error', 'timeout': 'error',
@@ -68,9 +71,16 @@ def _suite(sub, step) -> dict:
                       'message': '{}: {}'.format(invalid.code if invalid else 'invalid',
                                                  card.reason),
                       'detail': invalid.output_tail if invalid else ''})
+    advice = [c.id for c in card.checks if is_advice_failure(c, card)]
+    if advice:
+        props['advice_failing'] = '{}: {}'.format(len(advice), ', '.join(advice))
     for c in card.checks:
+        if c.id in advice:
+            outcome, message = 'skipped', '{}: {}'.format(ADVICE_NOTE, c.message)
+        else:
+            outcome, message = _OUTCOME[c.status], c.message
         cases.append({'classname': classname, 'name': c.id, 'time': float(c.duration_s),
-                      'outcome': _OUTCOME[c.status], 'message': c.message,
+                      'outcome': outcome, 'message': message,
                       'detail': check_text(c, card) if c.status != status.PASSED else ''})
     return {'name': sub.id, 'timestamp': card.generated_at.rstrip('Z'),
             'time': float(card.duration_s), 'properties': props, 'cases': cases}

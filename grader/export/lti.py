@@ -45,12 +45,17 @@ def comment(card: Scorecard) -> str:
     late = lateness(card)
     if late:
         text += '. Late: ' + late
-    failing = card.failing
+    failing = card.counted_failing
     if failing:
         text += ' Failing: ' + '; '.join('{} ({})'.format(c.title, c.id)
                                          for c in failing[:5])
         if len(failing) > 5:
             text += '; and {} more'.format(len(failing) - 5)
+    advice = card.advice_failing
+    if advice:   # never a failure: advice, after what counted
+        text += ' Advice, not counted (beyond the book): {} check{} to look at ({}).'.format(
+            len(advice), '' if len(advice) == 1 else 's', ', '.join(c.id for c in advice[:3])
+            + (', ...' if len(advice) > 3 else ''))
     if len(text) > COMMENT_CHARS:
         text = text[:COMMENT_CHARS - 1] + '…'
     return text

@@ -31,6 +31,8 @@ from pathlib import Path
 from grader.errors import GraderError
 
 PATCHES: dict = {}
+# name -> the patches a composite patch applies, in order (`compose`)
+COMPOSITES: dict = {}
 # the text of each module that registers patches, read once when it registers its first one, so
 # that a variant is made from the code this process runs even if the file is edited meanwhile
 _MODULE_LINES: dict = {}
@@ -82,6 +84,25 @@ def patch_with(name, body, **params):
     return bound
 
 
+def compose(name, *parts):
+    """Register the patch `name` that applies the registered patches `parts` in order (an
+    instrument and a fault, a renaming and a fault): a variant gets each part's source and a
+    function that calls them, so it stays self-contained."""
+    if name in PATCHES:
+        raise ValueError('patch {!r} registered twice'.format(name))
+    missing = [p for p in parts if p not in PATCHES]
+    if missing:
+        raise ValueError('patch {!r} is made of unknown patches {}'.format(name, missing))
+
+    def composite(dz):
+        for part in parts:
+            PATCHES[part](dz)
+    composite.__name__ = name
+    PATCHES[name] = composite
+    COMPOSITES[name] = tuple(parts)
+    return composite
+
+
 def _function_source(fn) -> str:
     lines = _MODULE_LINES[fn.__code__.co_filename]
     # a decorated function's first line is its first decorator's
@@ -91,6 +112,10 @@ def _function_source(fn) -> str:
 
 
 def source_of(name: str) -> str:
+    if name in COMPOSITES:
+        parts = COMPOSITES[name]
+        calls = ''.join('    {}(dz)\n'.format(PATCHES[p].__name__) for p in parts)
+        return '\n\n'.join(source_of(p) for p in parts) + '\n\ndef {}(dz):\n{}'.format(name, calls)
     if name in _WITH:
         body, params = _WITH[name]
         return '{}\n\ndef {}(dz):\n    return {}(dz, {})\n'.format(
@@ -115,6 +140,9 @@ def inject_into_source(source: Path, out: Path, fault, entry):
     (out, '', why)."""
     from grader.faults import source as in_source
     out = _copy(source, out)
+    if fault.patch in COMPOSITES:
+        _add_patch(out, fault, entry)
+        return out, '', 'it is several patches applied together'
     if fault.patch in _WITH:
         _add_patch(out, fault, entry)
         return out, '', 'it wraps what your code computes rather than replacing one function'

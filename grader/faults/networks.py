@@ -546,6 +546,16 @@ def softmax_wrong_axis(dz):
     F.softmax = softmax
 
 
+@patch('softmax_simple_wrong_axis')
+def softmax_simple_wrong_axis(dz):
+    F = dz.functions
+    original = F.softmax_simple
+
+    def softmax_simple(x, axis=1):
+        return original(x, axis=0)         # the first form, normalised over the batch too
+    F.softmax_simple = softmax_simple
+
+
 # -- steps 48-49 ----------------------------------------------------------------------------------
 @patch('spiral_labels_float')
 def spiral_labels_float(dz):

@@ -27,6 +27,8 @@ import errno  # noqa: E402
 
 from grader.sandboxed import capture  # noqa: E402  (standard library only)
 
+_any = any   # the builtin as it was before learner code ran (which may patch builtins)
+
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PATH_EVENTS = {  # event -> indexes of (path, dir_fd) pairs among its arguments
@@ -58,7 +60,7 @@ def install_audit_hook(roots: list[str], hidden: list[str] = ()) -> None:
             full = resolve(path, dir_fd)
         except (OSError, TypeError, ValueError):
             return False
-        return full == devnull or any(full == r or full.startswith(r + sep) for r in roots)
+        return full == devnull or _any(full == r or full.startswith(r + sep) for r in roots)
 
     me = _getpid()
 
@@ -88,7 +90,7 @@ def install_audit_hook(roots: list[str], hidden: list[str] = ()) -> None:
             full = resolve(path, None)
         except (OSError, TypeError, ValueError):
             return True
-        return any(full == r or full.startswith(r + sep) for r in hidden)
+        return _any(full == r or full.startswith(r + sep) for r in hidden)
 
     def refuse(what: str, path) -> None:
         raise PermissionError(errno.EACCES, f"the grader runs submissions in a scratch folder and refuses to "
@@ -97,7 +99,7 @@ def install_audit_hook(roots: list[str], hidden: list[str] = ()) -> None:
     def hook(event: str, args: tuple) -> None:
         if event == "open":
             path, mode, flags = args
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+            writing = (isinstance(mode, str) and _any(c in mode for c in "wax+")) or \
                       (isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and not inside(path, None):
                 refuse("write", path)

@@ -214,14 +214,17 @@ def test_the_summary_numbers_match_the_scorecards(klass, full):
     assert {r['id'] for r in summary['checks']} == {c['id'] for d in cards.values() for c in d['checks']}
     # the most frequent root causes: counted once per submission and cause its diagnosis names,
     # and each failing check names the fault of the cause it belongs to
-    best = collections.Counter()
+    # (those of checks that count; those of advice alone in a table of their own)
+    best, advice = collections.Counter(), collections.Counter()
     for d in cards.values():
-        causes = {c['faults'][0]['id'] for c in d.get('diagnosis', {}).get('causes', ())
-                  if c['kind'] == 'fault'}
-        assert causes == {c['faults'][0]['id'] for c in d['checks']
-                          if c['status'] in FAILING and c['faults']}
-        best.update(causes)
+        causes = {c['faults'][0]['id']: c['advice']
+                  for c in d.get('diagnosis', {}).get('causes', ()) if c['kind'] == 'fault'}
+        assert set(causes) == {c['faults'][0]['id'] for c in d['checks']
+                               if c['status'] in FAILING and c['faults']}
+        best.update(i for i, is_advice in causes.items() if not is_advice)
+        advice.update(i for i, is_advice in causes.items() if is_advice)
     assert {f['id']: f['submissions'] for f in summary['faults']} == dict(best)
+    assert {f['id']: f['submissions'] for f in summary['advice_faults']} == dict(advice)
     # each single-fault submission is counted under its own fault, and under nothing else
     for ident, d in cards.items():
         if ident.startswith('fault-') and d['verdict'] != 'accept':

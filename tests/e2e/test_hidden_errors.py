@@ -73,7 +73,7 @@ RAISED = {'raised': 'AttributeError', 'message': "'NoneType' object has no attri
 
 
 def test_reference_match_names_the_exception_behind_a_short_list():
-    window = {'size': 3, 'loss_kept': True, 'h_cut': True, 'c_cut': True}
+    window = {'size': 3, 'loss_creator': 'Add', 'h': {'creator': None}, 'c': None}
     findings = _judge('reference.match', {'scenario': 'sequence.bptt', 'what': 'the BPTT loop'},
                       {'structure': [], 'graph': RAISED},
                       {'structure': [window] * 3, 'graph': {'sizes': [3, 3, 3], 'growth': 0}})
@@ -99,10 +99,10 @@ def test_reference_match_names_the_exception_behind_a_missing_key():
 
 def test_expectation_with_nothing_reported_names_the_exception():
     params = {'scenario': 'sequence.bptt', 'expect': [
-        {'path': 'structure[*].h_cut', 'op': 'true', 'message': 'the state is cut'}]}
+        {'path': 'structure[*].h.creator', 'op': 'none', 'message': 'the state is cut'}]}
     findings = _judge('expect', params, {'structure': [], 'numbers': [], 'graph': RAISED})
     assert findings[0].status == 'failed'
-    assert 'nothing was reported at structure[*].h_cut because your code raised ' \
+    assert 'nothing was reported at structure[*].h.creator because your code raised ' \
            'AttributeError' in findings[0].message
     assert 'dezero/core.py:41 in unchain_backward' in findings[0].message
     # a phase that raised is shown where it is read, with the learner's line

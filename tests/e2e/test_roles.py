@@ -8,8 +8,8 @@ definitions win):
   its weight is float64 and its bias float32. With the independent implementation (float64
   throughout) it is accepted at steps 44-47 under several seeds.
 * `fused_recurrent` — an RNN that holds its three parameters itself and an LSTM whose four gates
-  are one `Linear(4H)` per input: no `x2h`, `h2h`, `x2f`, ... . Accepted at 59 and 60, graded
-  without the reference's numbers (the scorecard says so), and a broken state is still caught.
+  are one `Linear(4H)` per input: no `x2h`, `h2h`, `x2f`, ... . Accepted at 59 and 60, its
+  parameters' roles found by shape (the scorecard says how), and a broken state is still caught.
 * `lowercase_weight` — a `Linear` that calls its weight `w`: accepted at steps 44-53 (its own
   files round-trip); reading a file the book's framework wrote is an extension-tier check at step
   53, and the pretrained VGG16 file is a book check at step 58: both say exactly which name
@@ -104,9 +104,10 @@ def test_recurrent_layers_without_the_book_names_are_accepted(variants, step):
     checks = {c['id']: c for c in doc['checks']}
     for check in ('forward', 'through_time'):
         findings = checks['step{}/{}.{}'.format(step, kind, check)]['evidence']['findings']
-        notes = [f for f in findings if f['case'] == 'graded_without_reference']
-        assert notes and notes[0]['evidence']['graded_without_reference'] is True
-        assert 'reference' in notes[0]['message']
+        roles = [f for f in findings if f['case'] == 'roles']
+        # graded like the book's layer, the roles found by shape and named in the report
+        assert roles and roles[0]['message'].startswith('roles found by shape')
+        assert ('kernel' if kind == 'rnn' else 'from_input/W[0:3]') in roles[0]['message']
     gradients = [f for f in checks['step{}/{}.through_time'.format(step, kind)]['evidence'][
         'findings'] if f['case'].startswith('grad:')]
     # every parameter (the RNN's three, the LSTM's two projections' three) and every input step

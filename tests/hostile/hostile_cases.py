@@ -137,3 +137,115 @@ def symlink_mode() -> int:
 
 def garbage(n: int = 4096, seed: int = 7) -> bytes:
     return random.Random(seed).randbytes(n)
+
+
+def with_faults(dest: Path, fault_ids, step: int = STEP) -> Path:
+    """The reference with several real bugs of the catalogue at once, each applied through the
+    public API as `grader.faults.inject` applies one (a module per fault, called at import)."""
+    catalogue = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}
+    sub = reference_copy(dest)
+    init = sub / 'dezero' / '__init__.py'
+    text = init.read_text(encoding='utf-8').rstrip('\n') + '\n\n'
+    for k, fault_id in enumerate(fault_ids):
+        fault = catalogue[fault_id]
+        (sub / 'dezero' / '_fault_{}.py'.format(k)).write_text(
+            faults.source_of(fault.patch), encoding='utf-8')
+        text += ('import dezero as _dz_variant\nfrom dezero._fault_{k} import {fn} as _dz_fault\n'
+                 '_dz_fault(_dz_variant)\ndel _dz_variant, _dz_fault\n').format(
+                     k=k, fn=faults.PATCHES[fault.patch].__name__)
+    init.write_text(text, encoding='utf-8')
+    return sub
+
+
+# Rewrites the worker's answers from inside it: the worker runs as `__main__`, and its dispatch
+# (`_handle`) is a module global the main loop looks up on every request. Drops what the
+# gradient checks need from `fn.eval`, empties `graph.trace`'s gradients and adds an
+# `unreferenced` section (judged on its own claims) to every other report.
+DISPATCH_SHIM = '''
+import json as _json, sys as _sys
+_main = _sys.modules['__main__']
+_real_handle = _main._handle
+_CLAIM = {'why': 'graded on its own', 'gradients': [],
+          'properties': [{'name': 'fine', 'ok': True, 'message': 'all is well'}]}
+
+
+def _forging_handle(handlers, payload):
+    answer = _real_handle(handlers, payload)
+    try:
+        request = _json.loads(payload.decode('utf-8'))
+    except ValueError:
+        return answer
+    if not (isinstance(answer, dict) and answer.get('ok') and request.get('op') == 'probe'
+            and isinstance(answer.get('result'), dict)):
+        return answer
+    report = answer['result']
+    if request.get('scenario') == 'fn.eval':
+        for key in ('grads', 'grad_info', 'zero_grads'):
+            report.pop(key, None)
+        report['points'] = []
+    elif request.get('scenario') == 'graph.trace':
+        report['grads'] = []
+    else:
+        report['unreferenced'] = dict(_CLAIM)
+    return answer
+
+
+_main._handle = _forging_handle
+'''
+
+
+# NumPy's comparisons and reductions and the builtins all/any, patched to answer "yes" to the
+# grader's own code (any caller in a file under a `grader` folder) and truthfully to everyone
+# else, so that the learner's own arithmetic is what it was: a worker that decided anything
+# itself would now decide in the learner's favour. `ndarray.__eq__` cannot be replaced (NumPy's
+# types are immutable); the attempt is made anyway.
+LYING_COMPARISONS = '''
+import builtins as _builtins
+import os as _os
+import sys as _sys
+import numpy as _np
+
+
+def _asked_by_the_grader():
+    frame = _sys._getframe(2)
+    return (_os.sep + 'grader' + _os.sep) in frame.f_code.co_filename
+
+
+def _liar(real, yes):
+    def answer(*args, **kwargs):
+        return yes(*args, **kwargs) if _asked_by_the_grader() else real(*args, **kwargs)
+    return answer
+
+
+def _all_true(a, b, *args, **kwargs):
+    return _np.ones(_np.broadcast(_np.asarray(a), _np.asarray(b)).shape, dtype=bool)
+
+
+for _name in ('allclose', 'array_equal', 'array_equiv', 'all', 'any'):
+    setattr(_np, _name, _liar(getattr(_np, _name), lambda *a, **k: True))
+_np.isclose = _liar(_np.isclose, _all_true)
+_builtins.all = _liar(_builtins.all, lambda *a, **k: True)
+_builtins.any = _liar(_builtins.any, lambda *a, **k: True)
+try:
+    _np.ndarray.__eq__ = _liar(_np.ndarray.__eq__, _all_true)
+except TypeError:
+    pass
+'''
+
+
+def variant(dest: Path, step: int, fault_id: str, tail: str = '') -> Path:
+    """The reference of `step` (its step file before step 23, else its package) with one fault
+    of the catalogue injected, and `tail` appended to what is imported (the package's
+    `__init__.py`, or the step file)."""
+    from grader import selftest
+    fault = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}[fault_id]
+    base = load.prepare(selftest.reference_source(step), step, dest.parent / ('.base-' + dest.name))
+    out = faults.inject(base.root, dest, fault, base.entry)
+    shutil.rmtree(base.root)
+    if tail:
+        target = out / base.entry.path
+        if target.is_dir():
+            target = target / '__init__.py'
+        target.write_text(target.read_text(encoding='utf-8') + '\n\n' + textwrap.dedent(tail),
+                          encoding='utf-8')
+    return out

@@ -17,13 +17,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+import fuzzing
 from gitcraft import EXECUTABLE, FOLDER, LINK, REGULAR, SUBMODULE, Craft, canned_grading, snapshot
 from grader import gitrepo, history, report, schema
 from grader.gitrepo import Repo, RepoError
@@ -37,8 +37,7 @@ SECRET = 'COURSE-SECRET-5f0b6f31'
 CLEAN = (RepoError, HistoryError)
 
 
-def _examples(share: float) -> int:
-    return max(1, int(settings.default.max_examples * share))
+_examples = fuzzing.examples
 
 
 # -- what a repository is made of -----------------------------------------------------------------
@@ -215,49 +214,15 @@ def _write(desc: dict, root: Path, secret: Path) -> Path:
 
 # -- what must hold of every example ---------------------------------------------------------------
 
-def _children() -> dict:
-    """Processes whose parent is this one (a leftover git, a worker), with their command lines."""
-    mine, out = str(os.getpid()), {}
-    for pid in os.listdir('/proc'):
-        if not pid.isdigit():
-            continue
-        try:
-            with open('/proc/{}/stat'.format(pid)) as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == mine:
-            with contextlib.suppress(OSError):
-                with open('/proc/{}/cmdline'.format(pid), 'rb') as f:
-                    out[pid] = f.read().replace(b'\0', b' ').decode('utf-8', 'replace').strip()
-    return out
-
-
 @contextlib.contextmanager
 def _arena():
     """A folder for one example (`root`), a secret outside the repository, a private temporary
-    folder; afterwards: nothing written outside root/out and root/scratch, the temporary folder
-    empty, no process left that the example started (a test run earlier in this pytest worker
-    may have left children of its own: they were there before and are not this example's)."""
-    before = set(_children())
-    with tempfile.TemporaryDirectory(prefix='fuzz-git-') as base:
-        base = Path(base)
-        root, tmp = base / 'root', base / 'tmp'
-        root.mkdir()
-        tmp.mkdir()
+    folder; afterwards: nothing written outside root/out and root/scratch (and the learner's
+    repository), the temporary folder empty, no process left (`fuzzing.arena`)."""
+    with fuzzing.arena('fuzz-git-', {'learner', 'out', 'scratch'}) as (base, root):
         secret = base / 'secret.txt'
         secret.write_text(SECRET + '\n')
-        saved = tempfile.tempdir
-        tempfile.tempdir = str(tmp)
-        try:
-            yield root, secret, lambda: snapshot(root / 'learner') if (root / 'learner').exists() else {}
-        finally:
-            tempfile.tempdir = saved
-        assert list(tmp.iterdir()) == [], 'left in the temporary folder: {}'.format(
-            sorted(p.name for p in tmp.iterdir()))
-        assert sorted(p.name for p in root.iterdir()) <= ['learner', 'out', 'scratch']
-        left = {pid: cmd for pid, cmd in _children().items() if pid not in before}
-        assert left == {}, 'processes left by this example: {}'.format(left)
+        yield root, secret, lambda: snapshot(root / 'learner') if (root / 'learner').exists() else {}
 
 
 def _clean_error(e: Exception) -> str:

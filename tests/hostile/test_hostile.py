@@ -451,6 +451,31 @@ TAMPERING = {
             for _k in list(_table):
                 _table[_k] = lambda ctx, **kw: {'__skipped__': 'nothing to see'}
         ''',
+    # the worker itself runs as __main__: its dispatch, its table of handlers, its encoder and
+    # the standard library's JSON under it are fingerprinted too (a pass-through is enough)
+    'worker-dispatch': '''
+        import sys as _sys
+        _main = _sys.modules['__main__']
+        _main._handle = lambda handlers, payload, _real=_main._handle: _real(handlers, payload)
+        ''',
+    'worker-handlers-table': '''
+        import sys as _sys
+        _table = _sys.modules['__main__']._HANDLERS
+        _table['probe'] = lambda msg, _real=_table['probe']: _real(msg)
+        ''',
+    'worker-encoder': '''
+        import sys as _sys
+        _main = _sys.modules['__main__']
+        _main._encode_json = lambda answer, _real=_main._encode_json: _real(answer)
+        ''',
+    'worker-encoder-setting': '''
+        import sys as _sys
+        _sys.modules['__main__']._encode_json.__self__.allow_nan = True
+        ''',
+    'json-under-the-encoder': '''
+        import json.encoder as _je
+        _je.c_make_encoder = None
+        ''',
 }
 
 
@@ -468,11 +493,8 @@ def test_forged_reports_with_the_tripwire_off_are_errors_not_crashes(tmp_path):
         for _k in list(_h._SCENARIOS):
             _h._SCENARIOS[_k] = lambda ctx, **kw: {'y': 1, 'epochs': None, 'grads': 'all correct'}
         ''')
-    doc = grade(sub)
-    assert doc['verdict'] in ('reject', 'rollback')
-    errors = [c for c in doc['checks'] if c['status'] == 'error']
-    assert errors and all('does not have the form' in c['message'] or 'nothing was reported' in c['message']
-                          or 'raised' in c['message'] for c in errors)
+    # reports without the keys their scenarios always write: only a forged answer gives them
+    assert 'never writes' in invalid(grade(sub), 'tampered')
 
 
 def test_a_grader_package_and_startup_hooks_in_the_submission_never_run(tmp_path):
@@ -672,6 +694,9 @@ FORGED_FRAMES = {
     'internal-error': "_json.dumps({'ok': False, 'error': {'type': 'X', 'message': 'm', 'internal': True}}).encode()",
     # 20 MiB of empty objects: millions of values for the trusted side to build
     'many-values': "b'{\"ok\": true, \"result\": [' + b'{},' * (7 * 2 ** 20) + b'{}]}'",
+    # an error record whose traceback is a number, not the list the worker writes
+    'traceback-not-a-list': "_json.dumps({'ok': False, 'error': {'type': 'ValueError', "
+                            "'message': 'm', 'traceback': 5, 'where': None}}).encode()",
 }
 
 
@@ -693,7 +718,8 @@ def test_a_forged_setup_answer_ends_in_a_scorecard_and_leaves_nothing_running(tm
     assert worker_children() == []
 
 
-@pytest.mark.parametrize('kind', ['too-many-dims', 'zero-itemsize', 'deep-nesting'])
+@pytest.mark.parametrize('kind', ['too-many-dims', 'zero-itemsize', 'deep-nesting',
+                                  'traceback-not-a-list'])
 def test_a_forged_probe_answer_ends_in_a_scorecard_and_leaves_nothing_running(tmp_path, kind):
     sub = hc.in_backward(hc.reference_copy(tmp_path / kind), '''
         import base64 as _b64, json as _json, os as _os, sys as _sys, time as _time
@@ -706,6 +732,23 @@ def test_a_forged_probe_answer_ends_in_a_scorecard_and_leaves_nothing_running(tm
     assert doc['verdict'] in ('invalid', 'reject', 'rollback')
     text = json.dumps(doc)
     # stopped on its forged answer, not after its sleep (which would be a timeout)
-    assert 'never produces' in text or 'protocol' in text or 'nested too deeply' in text, text[:2000]
+    assert 'never produces' in text or 'protocol' in text or 'nested too deeply' in text or \
+        'never writes' in text, text[:2000]
     assert 'wall-clock' not in text
+    assert worker_children() == []
+
+
+def test_a_setup_whose_findings_count_1e400_times_gives_a_scorecard_and_leaves_nothing_running(tmp_path):
+    # JSON's 1e400 is an infinite float: no count of anything; the findings are lost, no more
+    sub = hc.append_to_init(hc.reference_copy(tmp_path / 'count'), '''
+        import os as _os, sys as _sys, time as _time
+        _payload = (b'{"ok": true, "result": {"import_s": 0.1, "gpu_enable": false, "scenarios": [],'
+                    b' "demo_error": null, "findings": [{"api": "np.float", "where": "dezero/core.py:1",'
+                    b' "count": 1e400}]}}')
+        _fd = _sys.modules["__main__"]._ANSWER_FD
+        _os.write(_fd, len(_payload).to_bytes(4, "big") + _payload)
+        _time.sleep(60)
+        ''')
+    doc = grade(sub, only=BACKWARD_CHECKS)
+    assert doc['verdict'] != 'accept'
     assert worker_children() == []

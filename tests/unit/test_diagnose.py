@@ -158,7 +158,7 @@ def test_a_fault_that_matches_the_codes_error_is_named_and_shows_the_error():
 
 def test_nothing_fails_nothing_is_diagnosed():
     d = diagnose.diagnose([passed('s/a')], {'late-a': {'s/a': sig()}}, CATALOGUE)
-    assert d == {'causes': [], 'unexplained': [], 'fingerprints': True}
+    assert d == {'causes': [], 'unexplained': [], 'unexplained_advice': [], 'fingerprints': True}
 
 
 # -- fingerprints ------------------------------------------------------------------------------

@@ -117,9 +117,10 @@ def test_impossible_step_is_our_bug(tmp_path, step):
 
 # -- content_hash ---------------------------------------------------------------------------------
 
-# sha256 over, in path order: 8-byte length + path, 8-byte size + bytes. Pinned: a change of format
-# would make old scorecards' identities unmatchable.
-PINNED_HASH = "sha256:2df361f515551630719a87a7c082f6daef04772655b551ac5641f3a962f306a2"
+# sha256 over, in path order: 8-byte length + path, then for a file 8-byte size + bytes (a folder's
+# path ends in / and is all there is of it). Pinned: a change of format would make old
+# scorecards' identities unmatchable.
+PINNED_HASH = "sha256:7c30f2024a41a711675b35e4da9fd93ce553c235a432e01405170cc3a8aab319"
 
 
 def test_content_hash_is_pinned_and_ignores_caches_and_metadata(tmp_path):
@@ -142,7 +143,9 @@ def test_content_hash_sees_every_change(tmp_path):
     renamed = content_hash(root)
     (root / "e.py").write_text("")
     added = content_hash(root)
-    assert len({before, changed, renamed, added}) == 4
+    (root / "empty").mkdir()
+    folder = content_hash(root)
+    assert len({before, changed, renamed, added, folder}) == 5
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="symlinks")

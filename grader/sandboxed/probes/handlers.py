@@ -43,30 +43,82 @@ class SameTimeout(BaseException):
     the learner's `except Exception` does not swallow it."""
 
 
+WORKER_MODULE = 'grader.sandboxed.worker'
+
+
+def _worker_module():
+    """The worker's own module, which runs as `__main__` (see `grader.sandbox`), or None where
+    this is imported elsewhere (a test, the trusted side)."""
+    main = sys.modules.get('__main__')
+    spec = getattr(main, '__spec__', None)
+    return main if getattr(spec, 'name', None) == WORKER_MODULE else None
+
+
+# taken when the worker imports this module, before any learner code ran
+_WORKER = _worker_module()
+# the standard library's JSON, which frames every answer: the worker's encoder and decoder are
+# objects of these modules, and their functions do the work
+_JSON_MODULES = ('json', 'json.encoder', 'json.decoder', 'json.scanner')
+
+
+def _note(label, value, out):
+    if isinstance(value, types.FunctionType):
+        out[label] = (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
+    elif isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) or callable(value):
+        out[label] = (id(value),)
+
+
+def _note_module(name, module, out, own=None):
+    """Every name `module` binds (classes of its own with their members, dicts of functions
+    with their functions), labelled `name.attr`. `own`: the module name its classes carry."""
+    out[name] = (id(module),)
+    for attr, value in list(vars(module).items()):
+        label = '{}.{}'.format(name, attr)
+        _note(label, value, out)
+        if isinstance(value, type) and getattr(value, '__module__', '') == (own or name):
+            for key, member in list(vars(value).items()):
+                _note('{}.{}'.format(label, key), getattr(member, '__func__', member), out)
+        elif isinstance(value, dict):
+            for key, member in list(value.items()):
+                if isinstance(member, types.FunctionType):
+                    _note('{}[{!r}]'.format(label, key), member, out)
+
+
+def _note_codec(label, bound, out):
+    """The worker's JSON encoder or decoder (a bound method): the object, its settings and the
+    functions it holds, which an attribute set on it would replace."""
+    _note(label, bound, out)
+    owner = getattr(bound, '__self__', None)
+    if owner is None:
+        return
+    out[label + '.__self__'] = (id(owner), id(type(owner)))
+    for key, value in list(vars(owner).items()):
+        if callable(value):
+            _note('{}.{}'.format(label, key), value, out)
+        elif isinstance(value, (bool, int, float, str, tuple, type(None))):
+            out['{}.{}'.format(label, key)] = ('value', repr(value))
+
+
 def _fingerprint():
     """What the grader's modules bind: for each name, the object's identity and, for functions,
-    their code and defaults (patching a function's code in place changes no identity)."""
-    def note(label, value, out):
-        if isinstance(value, types.FunctionType):
-            out[label] = (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
-        elif isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) or callable(value):
-            out[label] = (id(value),)
-
+    their code and defaults (patching a function's code in place changes no identity). The
+    worker's own module (`__main__`: its dispatch `_handle`, the table `_HANDLERS`, the framing),
+    its JSON encoder and decoder and the standard library's `json` they run on are part of it."""
     out = {}
     for name, module in list(sys.modules.items()):
         if module is None or not (name == 'grader' or name.startswith('grader.')):
             continue
-        out[name] = (id(module),)
-        for attr, value in list(vars(module).items()):
-            label = '{}.{}'.format(name, attr)
-            note(label, value, out)
-            if isinstance(value, type) and getattr(value, '__module__', '') == name:
-                for key, member in list(vars(value).items()):
-                    note('{}.{}'.format(label, key), getattr(member, '__func__', member), out)
-            elif isinstance(value, dict):
-                for key, member in list(value.items()):
-                    if isinstance(member, types.FunctionType):
-                        note('{}[{!r}]'.format(label, key), member, out)
+        _note_module(name, module, out)
+    main = _WORKER
+    if main is not None:
+        out['__main__'] = (id(sys.modules.get('__main__')),)
+        _note_module(WORKER_MODULE, main, out, own='__main__')
+        for codec in ('_encode_json', '_decode_json'):
+            _note_codec('{}.{}'.format(WORKER_MODULE, codec), vars(main).get(codec), out)
+        for name in _JSON_MODULES:
+            module = sys.modules.get(name)
+            if module is not None:
+                _note_module(name, module, out)
     return out
 
 

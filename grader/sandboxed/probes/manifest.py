@@ -1,7 +1,9 @@
 """The API manifest of steps 40-60: every name of the learner's code that the scenarios of those
 steps touch, with the step whose book code introduces it and the book file it lives in.
 
-This is what is graded as contract. Anything not listed here is the learner's internals, which
+This is what is graded as contract, and every function a book script of those steps calls is
+in it: `tests/unit/test_manifest.py` fails when a name here is exercised by no check of its
+step or an earlier one. Anything not listed here is the learner's internals, which
 no check may depend on: a scenario reaches the learner only through these names (`ctx.api.get`
 for module-level names, the listed attributes and methods on the objects they return). Where a
 layer's inner names matter at all, it says why (`note`). `tests/unit/test_manifest.py` keeps
@@ -43,6 +45,9 @@ MANIFEST = (
     ('F.get_item', 47, 'functions.py', 'and Variable.__getitem__'),
     ('F.softmax', 47, 'functions.py', ''),
     ('F.softmax_cross_entropy', 47, 'functions.py', ''),
+    ('F.softmax_simple', 47, 'functions.py', 'the first softmax the book\'s step-47 script calls'),
+    ('F.softmax_cross_entropy_simple', 47, 'functions.py', 'the first cross entropy the '
+     'book\'s step-47 script calls (softmax, clip, log, an index)'),
     ('F.clip', 47, 'functions.py', ''),
     ('F.exp', 43, 'functions.py', 'with F.tanh, F.sin of the earlier steps'),
     ('F.log', 47, 'functions.py', ''),
@@ -95,16 +100,16 @@ MANIFEST = (
      'conv1_1 ... conv5_3, fc6, fc7, fc8, their W and b by role; load_weights of a file with the '
      'book\'s keys (conv1_1/W, ...): the names matter here because the pretrained file uses them'),
     # -- steps 59-60: recurrent ---------------------------------------------------------------------
-    ('layers.RNN', 59, 'layers.py', 'RNN(hidden_size); .reset_state(), .h; x2h / h2h (by role) '
-     'only to compare with the reference\'s numbers: without them the layer is graded by '
-     'central differences and state properties instead'),
+    ('layers.RNN', 59, 'layers.py', 'RNN(hidden_size); .reset_state(), .h; the inner names '
+     '(x2h, h2h) are not read: the parameters are assigned to their roles by shape and the '
+     'book\'s recurrence is computed by the grader'),
     ('optimizers.Adam', 59, 'optimizers.py', 'Adam(alpha); the book defines it with the other '
      'optimizers but its scripts first use it at step 59: graded from there (on the device)'),
     ('Variable.unchain_backward', 59, 'core.py', 'with Variable.unchain'),
     ('datasets.SinCurve', 59, 'datasets.py', 'present (api check only)'),
-    ('layers.LSTM', 60, 'layers.py', 'LSTM(hidden_size); .reset_state(), .h, .c; x2f, x2i, x2o, '
-     'x2u, h2f, h2i, h2o, h2u (by role) only to compare with the reference\'s numbers, as for '
-     'the RNN'),
+    ('layers.LSTM', 60, 'layers.py', 'LSTM(hidden_size); .reset_state(), .h, .c; the gates\' '
+     'projections (x2f ... h2u, or fused 4H ones) assigned to their roles by shape, as for the '
+     'RNN'),
     ('SeqDataLoader', 60, 'dataloaders.py, __init__.py', 'from dezero import SeqDataLoader; '
      'SeqDataLoader(dataset, batch_size, gpu=False); fed a plain object'),
 )

@@ -24,6 +24,8 @@ import types
 
 from grader.sandboxed import capture
 
+_any = any   # the builtin as it was before learner code ran (which may patch builtins)
+
 # Global modes of the book's API and their default values (step 18: Config.enable_backprop).
 DEFAULT_MODES = {'enable_backprop': True}
 _HELPERS = {}   # step module name -> the submission's helper modules it imported
@@ -85,7 +87,7 @@ def _own_file(module, roots):
     if not isinstance(f, str):
         return False
     f = os.path.abspath(f)
-    return any(os.path.commonpath([f, r]) == r for r in roots if r)
+    return _any(os.path.commonpath([f, r]) == r for r in roots if r)
 
 
 def _helpers(module, root, new_modules):

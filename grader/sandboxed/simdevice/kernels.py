@@ -23,6 +23,8 @@ import numpy
 from . import errors, quiet, state
 from .ndarray import SCALAR_TYPES, check_device, ndarray, wrap
 
+_all = all   # the builtin as it was before learner code ran (which may patch builtins)
+
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -126,7 +128,7 @@ def _body_matches(em: Emulation, operation: str) -> bool:
     idents = set(_IDENT.findall(operation))
     if not em.tokens <= idents:
         return False
-    return all(re.search(rf"\b{re.escape(n)}\s*(\[[^\]]*\]\s*)?[-+*/]?=(?!=)", operation)
+    return _all(re.search(rf"\b{re.escape(n)}\s*(\[[^\]]*\]\s*)?[-+*/]?=(?!=)", operation)
                for n in em.assigns)
 
 

@@ -15,6 +15,8 @@ from . import errors, quiet, state
 from .ndarray import (SCALAR_TYPES, _convert_index, check_device, kernel_arg, ndarray, wrap,
                       wrap_any)
 
+_all = all   # the builtin as it was before learner code ran (which may patch builtins)
+
 _CONF = state.CONF
 _NPND = numpy.ndarray
 _enter = quiet.enter
@@ -151,7 +153,7 @@ class ufunc:
         if outs:
             if self.nout == 1 and outs[0] is not None:
                 return outs[0]
-            if all(o is not None for o in outs):
+            if _all(o is not None for o in outs):
                 return tuple(outs)
         return wrap_any(r)
 

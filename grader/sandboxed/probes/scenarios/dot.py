@@ -27,7 +27,8 @@ def parse(text):
         if node:
             attrs = node.group(2)
             label = _LABEL.search(attrs)
-            labels[node.group(1)] = label.group(1) if label else ''
+            # a blank label drawn as spaces is still blank: Graphviz shows the same node
+            labels[node.group(1)] = label.group(1).strip() if label else ''
             kinds[node.group(1)] = 'function' if 'box' in attrs else 'variable'
     return labels, kinds, edges
 

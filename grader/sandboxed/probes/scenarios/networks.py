@@ -183,8 +183,9 @@ def registration(ctx):
     def custom():
         layer = Custom()
         params = list(layer.params())
+        # identities as they are: the trusted side compares them
         return {'count': len(params), 'names': sorted(str(p.name) for p in params),
-                'are_the_attributes': sorted(map(id, params)) == sorted([id(layer.p1), id(layer.p2)])}
+                'param_ids': [id(p) for p in params], 'attribute_ids': [id(layer.p1), id(layer.p2)]}
     phase(res, 'custom', custom)
     phase(res, 'linear', lambda: len(list(Linear(3, in_size=2).params())))
     phase(res, 'linear_nobias', lambda: len(list(Linear(3, nobias=True, in_size=2).params())))
@@ -221,7 +222,7 @@ def cleargrads(ctx, in_size, out_size, batch):
     F.sum(layer(x) * layer(x)).backward()
     accumulated = grads()
     layer.cleargrads()
-    none_left = all(p.grad is None for p in layer.params())
+    none_left = [p.grad is None for p in layer.params()]   # per parameter, as it is
     F.sum(layer(x) * layer(x)).backward()
     cleared = grads()
     twice = [[shape, ctx.export(2 * g.data)] for shape, g in single]
@@ -287,10 +288,11 @@ def nested(ctx, in_size, hidden, out, batch):
 
     def clear():
         F.sum(model(x)).backward()
-        had = all(p.grad is not None for p in param_paths(model, Layer, Parameter).values())
+        # per parameter, as it is: the trusted side decides for them all
+        had = [p.grad is not None for p in param_paths(model, Layer, Parameter).values()]
         model.cleargrads()
         return {'had_grads': had,
-                'cleared': all(p.grad is None for p in param_paths(model, Layer, Parameter).values())}
+                'cleared': [p.grad is None for p in param_paths(model, Layer, Parameter).values()]}
     phase(res, 'cleargrads', clear)
     return res
 

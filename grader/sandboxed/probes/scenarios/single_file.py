@@ -22,6 +22,8 @@ from grader.sandboxed.probes.scenarios.fn_before_core import Names, export, host
 from grader.sandboxed.probes.scenarios import fixtures
 from grader.sandboxed.probes.scenarios.fixtures import raised
 
+_all = all   # the builtin as it was before learner code ran (which may patch builtins)
+
 _array = np.array
 _asarray = np.asarray
 _exp = np.exp
@@ -121,8 +123,9 @@ def chain(ctx, names, shape):
         for name in names:
             v = N.fn(name)(v)
             outputs.append(v)
+        # the identities as they are (the input's first): the trusted side compares them
         return {'input_after': export(ctx, x), 'input': a,
-                'outputs_distinct': len({id(o) for o in outputs + [x]}) == len(outputs) + 1}
+                'identities': [id(o) for o in [x] + outputs]}
     phase(res, 'run', run)
     return res
 
@@ -141,8 +144,12 @@ def holds(f, v):
             return value() is v
         return False
     for value in list(getattr(f, '__dict__', {}).values()):
-        if same(value) or (isinstance(value, (list, tuple)) and any(same(item) for item in value)):
+        if same(value):
             return True
+        if isinstance(value, (list, tuple)):
+            for item in value:   # a loop, not any(): the builtins are the learner's to patch
+                if same(item):
+                    return True
     return False
 
 
@@ -158,10 +165,11 @@ def links(ctx, creator=False):
     a = A(x)
     b = B(a)
     y = C(b)
-    res = {'inputs': all(holds(f, v) for f, v in ((A, x), (B, a), (C, b))),
-           'outputs': all(holds(f, v) for f, v in ((A, a), (B, b), (C, y)))}
+    # per function, as it is: the trusted side decides for all three
+    res = {'inputs': [holds(f, v) for f, v in ((A, x), (B, a), (C, b))],
+           'outputs': [holds(f, v) for f, v in ((A, a), (B, b), (C, y))]}
     if creator:
-        res['creators'] = all(getattr(v, 'creator', _MISSING) is f for f, v in ((A, a), (B, b), (C, y)))
+        res['creators'] = [getattr(v, 'creator', _MISSING) is f for f, v in ((A, a), (B, b), (C, y))]
         res['leaf_creator_none'] = getattr(x, 'creator', _MISSING) is None
     return res
 
@@ -304,7 +312,7 @@ def _pytest_style(own):
             params = list(inspect.signature(fn).parameters.values())[skip:]
         except (TypeError, ValueError):
             return False
-        return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+        return _all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
     for name, obj in own:
         if isinstance(obj, type) and name.startswith('Test') and not issubclass(obj, unittest.TestCase):

@@ -1,0 +1,76 @@
+"""Accept means every earlier contract holds: a bug in code a later step still carries is a
+rollback naming the step whose contract it breaks, however many steps ago that was.
+
+Each fixture is a copy of the reference package with one function rewritten in its source,
+the way a learner's bug looks (not a patch applied from outside). Each breaks a contract of an
+earlier step that step 40 or 50 carries but whose own checks that step does not re-run as its
+own; before the regression reached back to every earlier step, each of these was accepted.
+"""
+import shutil
+
+import pytest
+
+import reference
+from grader import run
+
+SEED = 2026
+
+
+def _variant(tmp_path, edits):
+    """A copy of the reference package with `edits` ({file: [(old, new), ...]}) made."""
+    root = tmp_path / 'sub'
+    shutil.copytree(reference.ROOT / 'dezero', root / 'dezero',
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    for name, changes in edits.items():
+        path = root / 'dezero' / name
+        text = path.read_text(encoding='utf-8')
+        for old, new in changes:
+            assert text.count(old) == 1, (name, old)
+            text = text.replace(old, new)
+        path.write_text(text, encoding='utf-8')
+    return root
+
+
+BUGS = {
+    # forward of transpose hands its input back unchanged
+    'transpose-forward-no-op': (38, 40, {'functions.py': [(
+        '    def forward(self, x):\n        return x.transpose(self.axes)\n',
+        '    def forward(self, x):\n        return x\n')]}),
+    # the mean divides by one sample fewer than there are
+    'mse-off': (42, 50, {'functions.py': [(
+        '        return (diff ** 2).sum() / len(diff)\n',
+        '        return (diff ** 2).sum() / (len(diff) - 1)\n')]}),
+    # the slice's gradient is scattered twice over
+    'get-item-grad-doubled': (47, 50, {'functions.py': [(
+        '        return GetItemGrad(self.slices, x.shape)(gy)\n',
+        '        return GetItemGrad(self.slices, x.shape)(gy) * 2\n')]}),
+    # clip lets the gradient through exactly where it clipped, and stops it elsewhere
+    'clip-grad-mask-inverted': (47, 50, {'functions.py': [(
+        '        mask = (x.data >= self.x_min) * (x.data <= self.x_max)\n',
+        '        mask = (x.data < self.x_min) + (x.data > self.x_max)\n')]}),
+    # Variable has no sum method (step 39's): softmax's backward, which calls it, raises too
+    'variable-without-sum': (39, 50, {'core.py': [(
+        '    def sum(self, axis=None, keepdims=False):\n'
+        '        return dezero.functions.sum(self, axis, keepdims)\n', '')]}),
+}
+
+
+@pytest.mark.parametrize('bug', sorted(BUGS))
+def test_an_earlier_contract_broken_is_a_rollback_naming_its_step(tmp_path, bug):
+    broken_step, graded_at, edits = BUGS[bug]
+    doc = run.grade(_variant(tmp_path, edits), graded_at, run.Options(seed=SEED))
+    failing = [c for c in doc['checks'] if c['status'] in ('failed', 'error')]
+    assert doc['verdict'] == 'rollback', (doc['reason'], [c['id'] for c in failing])
+    earliest = min(c['step'] for c in failing if c['regression'])
+    assert earliest == broken_step, [c['id'] for c in failing]
+    assert doc['reason'].startswith("step {}'s contract, which step {} must keep, fails: "
+                                    'step{}/'.format(broken_step, graded_at, broken_step))
+    # what one grading cannot know is not said as fact
+    assert 'previous snapshot' not in doc['reason']
+    assert doc['score']['earned'] < doc['score']['possible']
+
+
+def test_the_same_bug_at_its_own_step_is_a_reject(tmp_path):
+    broken_step, _, edits = BUGS['transpose-forward-no-op']
+    doc = run.grade(_variant(tmp_path, edits), broken_step, run.Options(seed=SEED))
+    assert doc['verdict'] == 'reject', doc['reason']

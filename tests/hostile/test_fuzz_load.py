@@ -90,6 +90,9 @@ def trees(draw):
 def _write_tree(entries, root: Path, outside: Path) -> None:
     for parts, kind, content in entries:
         path = os.path.join(os.fsencode(root), *parts)
+        if os.path.lexists(path):   # a name given twice: the first stays (writing a FIFO would block)
+            event('tree: a name given twice')
+            continue
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             if kind == 'folder':

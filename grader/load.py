@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -431,6 +432,16 @@ def prepare(source: Path, step: int, scratch_parent: Path, *, max_total_bytes: i
                       fingerprint=fingerprint)
 
 
+def _open_archive(path: Path):
+    """The archive at `path`, opened for reading only if it is a regular file (a FIFO or a device
+    put in its place is refused, never waited on; a link is not followed)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SubmissionError("not-a-submission", f"{Path(path).name} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
 def fingerprint_of(path: Path) -> str:
     """A hand-in's identity as it is now, as `Submission.fingerprint` records it of what was
     graded: the content hash of a folder, "zip-sha256:<hex>" of an archive's bytes."""
@@ -438,7 +449,7 @@ def fingerprint_of(path: Path) -> str:
     if path.is_dir():
         return content_hash(path)
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
+    with _open_archive(path) as f:
         for chunk in iter(lambda: f.read(_CHUNK), b""):
             digest.update(chunk)
     return "zip-sha256:" + digest.hexdigest()
@@ -454,7 +465,7 @@ def _extract_private_copy(source: Path, root: Path, scratch_parent: Path, max_to
         copy = private / source.name
         digest = hashlib.sha256()
         total = 0
-        with open(source, "rb") as fin, open(copy, "xb") as fout:
+        with _open_archive(source) as fin, open(copy, "xb") as fout:
             for chunk in iter(lambda: fin.read(_CHUNK), b""):
                 total += len(chunk)
                 if total > max_total_bytes:

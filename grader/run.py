@@ -263,7 +263,7 @@ def judge(work: Work, assignment, learner, reference, device_mode, seed, sub,
 def _judged(use, definition, pl, learner, reference) -> list:
     """The findings of one check's judge. Every learner report the judge would read is held
     against the shape its scenario declares (`grader.contracts`) first: one that does not fit is
-    not judged, and the check is an error of the submission's (what only a forged answer gives
+    not judged, and the check fails (what only a forged answer gives
     ends the grading as `tampered` before: `forged_reports`). A judge that fails on reports of
     the declared form is itself wrong -- a GraderError, never blamed on the learner."""
     return judge_check(use, definition, pl, {p: learner.observations[p] for p in pl.learner},
@@ -275,8 +275,8 @@ def judge_check(use, definition, pl, mine, theirs) -> list:
     (`theirs`): the learner's reports held against their declared shapes, both sides' derived
     on this side (`grader.contracts.Declaration.judged_report`), then judged."""
     problems = misshapen_reports(mine.values())
-    if problems:
-        return [Finding('error', 'what the process running your code reported for this check '
+    if problems:   # a failed contract: what honest but unusual code may give, never a pass
+        return [Finding('failed', 'what the process running your code reported for this check '
                         'does not have the form the grader reads ({}){}'.format(
                             problems[0][:200], _more(problems)),
                         evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]

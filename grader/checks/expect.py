@@ -15,7 +15,7 @@ import numpy as np
 
 from grader import contracts
 from grader.checks import Plan, learner_error_finding, register
-from grader.checks.compare import NUMERIC_TOLERANCE, compare, tolerance_for
+from grader.checks.compare import compare, tolerance_for
 from grader.contracts.shapes import split_path as _split
 from grader.model import Finding, Probe
 from grader.wire import Array
@@ -304,15 +304,13 @@ def _match_judge(inp):
     if early:
         return early
     if isinstance(report, dict) and 'unreferenced' in report:
-        # believed only from a scenario that declares it may grade without the reference's
-        # numbers; from any other it is a forged answer (`grader.run.forged_reports` ends the
-        # grading before a judge sees one: this is the second line)
-        if not contracts.load_all()[inp.params['scenario']].may_send('unreferenced') or \
-                not isinstance(report['unreferenced'], dict):
+        # no scenario grades without the reference's numbers any more (recurrent layers are
+        # judged on raw values by recurrent.match), so this is a forged answer
+        # (`grader.run.forged_reports` ends the grading before a judge sees one: the second line)
+        if not contracts.load_all()[inp.params['scenario']].may_send('unreferenced'):
             return [Finding('error', '{}: the process running your code answered with a section '
                             'its scenario never sends'.format(
                                 inp.params.get('what', inp.params['scenario'])))]
-        return _unreferenced_judge(inp, report['unreferenced'])
     robs = inp.reference[inp.plan.reference[0]]
     if not robs.ok:
         raise RuntimeError('the reference failed on scenario {}: {}: {}'.format(
@@ -331,51 +329,6 @@ def _match_judge(inp):
         evidence=dict({'first_mismatch': first, 'mismatches': len(mismatches),
                        'paths': [m['path'] for m in mismatches[:10]]}, **more),
         hint=inp.params.get('hint', ''))]
-
-
-def _unreferenced_judge(inp, section):
-    """A scenario that could not set the learner's weights like the reference's (a layer whose
-    inner names are not the book's) reports `unreferenced`: why, analytic gradients beside
-    central differences, and properties. Judged on those; the first finding says so."""
-    what = inp.params.get('what', inp.params['scenario'])
-    if 'why' not in section:   # the section is a phase that raised: {"raised", "message"}
-        return [Finding('failed', '{}: {}'.format(what, _raised_text(section)), case='run',
-                        evidence={'raised': section.get('raised', ''), 'where': section.get('where', '')})]
-    findings = [Finding('passed', 'graded without the reference\'s numbers: ' + section['why'],
-                        evidence={'graded_without_reference': True, 'reason': section['why']},
-                        case='graded_without_reference')]
-    if section.get('raised') is not None:
-        info = section['raised'] if isinstance(section['raised'], dict) else {}
-        findings.append(Finding('failed', '{}: your code raised {}: {}{}'.format(
-            what, info.get('raised', 'an error'), info.get('message', ''), _at(info)), case='run',
-            evidence={'raised': info.get('raised', ''), 'where': info.get('where', '')}))
-        return findings
-    for prop in section.get('properties', ()):
-        findings.append(Finding('passed' if prop['ok'] else 'failed',
-                                prop['message'] if prop['ok'] else 'expected: ' + prop['message'],
-                                hint='' if prop['ok'] else prop.get('hint', ''),
-                                case=prop['name']))
-    rtol = inp.tolerance.get('numeric_rtol', NUMERIC_TOLERANCE['rtol'])
-    atol = inp.tolerance.get('numeric_atol', NUMERIC_TOLERANCE['atol'])
-    for pair in section.get('gradients', ()):
-        name, analytic, numeric = pair['name'], _plain(pair['analytic']), _plain(pair['numeric'])
-        if analytic is None:
-            findings.append(Finding('failed', '{}: {} has no gradient after backward()'.format(
-                what, name), case='grad:' + name,
-                hint='every parameter and input the loss depends on gets a gradient'))
-            continue
-        numeric = np.asarray(numeric, dtype=np.float64)
-        scale = max(1.0, float(np.max(np.abs(numeric))) if numeric.size else 1.0)
-        c = compare(np.asarray(analytic, dtype=np.float64), numeric, rtol=rtol, atol=atol * scale)
-        findings.append(Finding(
-            'passed' if c.ok else 'failed',
-            'the gradient of {} agrees with central differences'.format(name) if c.ok else
-            '{}: the gradient of {} differs from central differences of the unrolled '
-            'computation'.format(what, name), evidence=c.evidence, case='grad:' + name,
-            hint='' if c.ok else inp.params.get('hint', '')))
-    if len(findings) == 1:
-        findings.append(Finding('failed', '{}: nothing was reported to judge'.format(what)))
-    return findings
 
 
 def _raised(v):

@@ -57,5 +57,7 @@ declare(
     "`Linear(out)` without in_size creates W from the first input's shape, only then",
     params={'in_size': P('int'), 'out_size': P('int'), 'batch': P('int')},
     report={
-        'W_before': Or([INT], NONE), 'W_after': [INT], 'b': [INT], 'y': [INT], 'n_params': INT,
+        # `b`: None where no parameter plays the bias (a vector)
+        'W_before': Or([INT], NONE), 'W_after': [INT], 'b': Or([INT], NONE), 'y': [INT],
+        'n_params': INT,
     })

@@ -18,10 +18,12 @@ A report shape is plain Python:
   of them that must all be truthy, or a function of the parameters) holds for the probe.
 
 A report is held against its shape before any judge reads it (`conformance`, with the probe's
-parameters). What the grader's own scenario code fixes -- a key missing or not declared, a list
-of another length than the parameters give, a list or record where the other is due -- only a
-forged answer breaks: such a problem is `forged`. A leaf of another kind (a number where an
-array is due) may come from unusual but honest code: a problem that is not `forged`.
+parameters). What the grader's own scenario code alone fixes -- a key of the report's top
+record missing or not declared, a list of another length than the parameters give, a `When`
+key present or absent against the probe -- only a forged answer breaks: such a problem is
+`forged`. Anything deeper (a record keyed by what the learner's code saved, None where a list
+is due, a number where an array is) may come from unusual but honest code, which a scenario
+passes on: a problem that is not `forged`.
 
 A path is what `grader.checks.expect` resolves: dotted keys, `[3]` indexes a list, `[*]` spreads
 over a list or a dict's values (`train_step.params[*]`, `[0].value`, `cases[*].repr.found`).
@@ -385,13 +387,13 @@ def _conform(shape, v, path, out, params):
     if rec is not None:
         fields, is_open = rec
         if not isinstance(v, dict):
-            out.append(_problem('{}: expected a record, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a record, found {}'.format(where, _kind_name(v))))
             return
         for k, s in fields.items():
             due = s.holds(params) if isinstance(s, When) else None
             if k not in v:
                 if not isinstance(s, (Opt, When)):
-                    out.append(_problem('{}: key {!r} is missing'.format(where, k), True))
+                    out.append(_problem('{}: key {!r} is missing'.format(where, k), not path))
                 elif due:
                     out.append(_problem('{}: key {!r} is missing, and this probe asks for '
                                         'it'.format(where, k), True))
@@ -407,22 +409,22 @@ def _conform(shape, v, path, out, params):
                 _conform(shape.rest, v[k], _join_key(path, k), out, params)
         elif extra and not is_open:
             out.append(_problem('{}: undeclared key(s) {}'.format(
-                where, ', '.join(map(repr, extra[:5]))), True))
+                where, ', '.join(map(repr, extra[:5]))), not path))
         return
     if isinstance(shape, Map):
         if not isinstance(v, dict):
-            out.append(_problem('{}: expected a dict, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a dict, found {}'.format(where, _kind_name(v))))
             return
         for k, x in v.items():
             _conform(shape.value, x, _join_key(path, str(k)), out, params)
         return
     if isinstance(shape, (list, tuple, Sized)):
         if not isinstance(v, (list, tuple)):
-            out.append(_problem('{}: expected a list, found {}'.format(where, _kind_name(v)), True))
+            out.append(_problem('{}: expected a list, found {}'.format(where, _kind_name(v))))
             return
         if isinstance(shape, tuple) and len(v) != len(shape):
             out.append(_problem('{}: expected {} positions, found {}'.format(
-                where, len(shape), len(v)), True))
+                where, len(shape), len(v))))
             return
         if isinstance(shape, Sized):
             n = shape.expected(params)

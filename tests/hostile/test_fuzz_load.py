@@ -90,12 +90,19 @@ def trees(draw):
 def _write_tree(entries, root: Path, outside: Path) -> None:
     for parts, kind, content in entries:
         path = os.path.join(os.fsencode(root), *parts)
+        if os.path.lexists(path):   # a name given twice: the first stays (writing a FIFO would block)
+            event('tree: a name given twice')
+            continue
+        inside = os.path.realpath(os.path.dirname(path))
+        if not (inside + b'/').startswith(os.path.realpath(os.fsencode(root)) + b'/'):
+            event('tree: a path through a link of its own')   # the example writes only its tree
+            continue
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             if kind == 'folder':
                 os.makedirs(path, exist_ok=True)
             elif kind == 'link-in':
-                os.symlink(b'../' * len(parts), path)
+                os.symlink(b'../' * (len(parts) - 1) or b'.', path)   # the hand-in's top: a loop
             elif kind == 'link-out':
                 os.symlink(os.fsencode(outside), path)
             elif kind == 'fifo':

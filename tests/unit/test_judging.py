@@ -40,7 +40,7 @@ def _judge(setting, value):
 
 def test_a_report_of_another_form_is_an_error_of_the_check_that_names_what_does_not_fit(setting):
     result, = _judge(setting, FORGED)
-    assert result.status == 'error'
+    assert result.status == 'failed'
     assert 'does not have the form' in result.message and 'api.names' in result.message
     assert 'Variable' in result.message   # the place in the report that does not fit
 
@@ -147,7 +147,7 @@ def test_no_check_whose_report_was_forged_passes_even_judged_on_its_own(step43, 
     forged_learner, forged = _forge(learner, how)
     results = run.judge(work, assignment, forged_learner, reference, 'sim', SEED, sub)
     touched = [r for r in results if set(work.plans[r.use.id].learner) & forged]
-    assert touched and all(r.status == 'error' for r in touched), [
+    assert touched and all(r.status == 'failed' for r in touched), [
         (r.use.id, r.status, r.message) for r in touched]
     assert all('does not have the form' in r.message for r in touched)
 

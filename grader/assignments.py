@@ -18,7 +18,7 @@ import re
 import jsonschema
 
 from grader import contracts, schema
-from grader.checks import load_all
+from grader.checks import environment, load_all
 from grader.errors import GraderError
 from grader.model import Assignment, CheckUse, Fault
 
@@ -208,8 +208,9 @@ def with_regression(assignment: Assignment) -> tuple:
 def fault_catalogue(assignment: Assignment) -> tuple:
     """This step's faults and those of the steps it draws faults from (`faults_from`: a stage-5
     submission can carry an earlier step's bug; then the earlier step's checks catch it). Smaller
-    than the regression on purpose: `selftest` injects each one and grades the whole step."""
+    than the regression on purpose: `selftest` injects each one and grades the whole step. The
+    environment checks every grading has come with the faults that make them fail."""
     faults = list(assignment.faults)
     for step in assignment.faults_from:
         faults.extend(load(step).faults)
-    return tuple(faults)
+    return tuple(faults) + environment.faults_for(assignment)

@@ -15,7 +15,7 @@ Every grading has this check (`uses_for`), of the step's own, with no points: it
 verdict (a package a reader cannot import is not accepted) and never regresses.
 """
 from grader.checks import Plan, register
-from grader.model import CheckUse, Finding, Probe
+from grader.model import CheckUse, Fault, Finding, Probe
 
 NO_CUPY = 'env.no_cupy'
 CHECK_ID = 'no_cupy'
@@ -72,6 +72,16 @@ def uses_for(assignment) -> tuple:
                      title='imports and runs on a machine without CuPy, as the book\'s readers do',
                      tier='book', category='api', points=0.0,
                      params={'gpu_module': step >= FIRST_GPU_STEP}, tolerance={}),)
+
+
+def faults_for(assignment) -> tuple:
+    """The faults that prove the environment checks of `assignment` can fail (selftest injects
+    them at every step, as every grading has the checks): an unguarded `import cupy`."""
+    (use,) = uses_for(assignment)
+    return (Fault(id='cupy-needed-at-import', step=assignment.step,
+                  title='an unguarded `import cupy`: the package does not import without CuPy',
+                  tier='book', hint=HINT_IMPORT, caught_by=(use.id,),
+                  patch='cupy_needed_at_import'),)
 
 
 def is_environment_check(use) -> bool:

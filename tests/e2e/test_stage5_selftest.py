@@ -100,8 +100,8 @@ def test_every_own_fault_is_tried(outcomes, step):
 
 def test_the_fault_catalogue_covers_faults_md():
     """Every fault of the catalogue's floor for steps 53-60 is in an assignment, with its tier;
-    the loader faults are step 52's and reach step 60 through regression, which lists every
-    earlier stage-5 step and the core pack."""
+    the loader faults are step 52's and reach step 60 through `faults_from`, which lists every
+    earlier stage-5 step and the core pack (the regression a grading runs reaches further back)."""
     floor = {
         'save-flatten-shallow': 'book', 'save-key-format': 'book', 'load-no-copy': 'book',
         'save-device-moved': 'extension', 'load-device-stale': 'extension',
@@ -125,7 +125,7 @@ def test_the_fault_catalogue_covers_faults_md():
     assert catalogue['loader-last-batch'].step == catalogue['loader-reset'].step == 52
     for step in STEPS:
         earlier = [s for s in (52, 53, 54, 55, 56, 57, 58, 59) if s < step]
-        assert list(assignments.load(step).regression) == earlier + ['core'], step
+        assert list(assignments.load(step).faults_from) == earlier + ['core'], step
 
 
 @pytest.mark.parametrize('step', [53, 54, 59, 60])

@@ -182,9 +182,9 @@ def test_a_step_file_history(tmp_path):
 
 @pytest.mark.slow
 def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
-    """A fault of step 40 introduced on the way to step 45: step 45's own regression checks are
-    step 44's, so only --deep (step 40's passed checks graded again at step 45's commit) sees
-    it, and names the commit that introduced it as a rollback of step 45."""
+    """A fault of step 40 introduced on the way to step 45: step 45's regression reaches back to
+    step 40, so the plain history already makes step 45 a rollback; --deep (step 40's passed
+    checks graded again at step 45's commit) also names the commit that introduced it."""
     from grader import assignments, faults, load
     fault = next(f for f in assignments.load(40).faults if f.id == 'sum-grad-ignores-gy')
     base = packages['good'].parent
@@ -195,13 +195,14 @@ def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
     first_bad = h.commit('refactor sum', 'v40')
     step45 = h.commit('step45: MLP', 'v40')
     _, plain, rows = _history(tmp_path, h.path)
-    assert not any(r['step'] == 40 for r in rows[45]['regressions'])
+    assert rows[45]['verdict'] == 'rollback'
     proc, doc, rows = _history(tmp_path / 'deep', h.path, '--deep')
     assert rows[40]['verdict'] == 'accept'
     row = rows[45]
     assert row['verdict'] == 'rollback' and row['commit'] == step45
     deep = [r for r in row['regressions'] if r['step'] == 40]
-    assert deep and all(r['deep'] and r['status'] == 'broken' for r in deep)
+    # an ordinary regression of step 45 now, bisected to the commit that broke it
+    assert deep and all(r['status'] == 'broken' for r in deep)
     assert {r['first_bad']['commit'] for r in deep} == {first_bad}
     assert {r['passed_at'] for r in deep} == {step40}
     assert {r['check'] for r in deep} <= set(fault.caught_by)

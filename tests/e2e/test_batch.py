@@ -89,7 +89,7 @@ def make_class(dest: Path, work: Path) -> dict:
         expected[ident] = (verdict, None)
     init = Path('dezero') / '__init__.py'
     for ident, line in (('broken-syntax', 'def broken(:\n'),
-                        ('broken-import', 'import dezero_helper_that_was_never_written\n'),
+                        ('broken-import', 'from dezero import helper_that_was_never_written\n'),
                         ('broken-loop', 'while True: pass\n')):   # one line: one place to stop
         shutil.copytree(base.root, dest / ident)
         with open(dest / ident / init, 'a', encoding='utf-8') as f:

@@ -124,7 +124,7 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from grader.checks import CHECKS, load_all
     from grader.errors import GraderError
     from grader import notebook
-    from grader.model import Observation
+    from grader.model import LearnerError, Observation
     from grader.status import FAILING
     from grader.observe import observe_reference
     from grader.run import judge_check
@@ -156,17 +156,24 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
         handlers.setup({'entry': {'kind': entry.kind, 'module': entry.module,
                                   'path': str(root / entry.path)},
                         'device_mode': device, 'era': era})
+        import_error = None
     except BaseException as e:   # noqa: B902 (the learner's import may raise anything)
         traceback.print_exc()
         err = worker._error(e)['error']
         print('\nimporting your code failed: {}: {} at {}'.format(err['type'], err['message'],
                                                                  err['where']))
-        return REPRODUCES
+        # every probe of the check fails as grading's would on a worker that cannot start
+        import_error = LearnerError(err['type'], err['message'], err['where'] or '',
+                                    tuple(err['traceback']))
     learner = {}
     for probe in plan.learner:
-        learner[probe] = Observation(probe, value={'gpu_flag': handlers._gpu_flag(
-            handlers._state['api'])}) if probe.scenario == NO_CUPY else \
-            _observe(probe, handlers, worker, wire, timeout, Observation)
+        if import_error is not None:
+            learner[probe] = Observation(probe, error=import_error)
+        elif probe.scenario == NO_CUPY:
+            learner[probe] = Observation(probe, value={'gpu_flag': handlers._gpu_flag(
+                handlers._state['api'])})
+        else:
+            learner[probe] = _observe(probe, handlers, worker, wire, timeout, Observation)
     # held against the declared shapes and derived on this side, as grading does
     findings = judge_check(use, definition, plan, learner,
                            {p: reference[p] for p in plan.reference})

@@ -235,6 +235,7 @@ def probe(msg, _verify=_verify, _encode=_encode):
         # grader.observe skips these itself, and takes a worker's own "skipped" for tampering
         raise RuntimeError('a device probe reached a worker without a device')
     ctx = Ctx(_state['api'], device, int(msg['seed']), _state['xp_device'])
+    _seed_global_rngs(ctx)
     params = _host_arrays(wire.decode(msg.get('params') or {}))
     stop = _watch(msg.get('stuck') or (), float(msg.get('stuck_after') or 1.0), msg.get('token'),
                   float(msg.get('stuck_wall_after') or 0.0))
@@ -244,6 +245,18 @@ def probe(msg, _verify=_verify, _encode=_encode):
         stop()
     _verify(pristine)
     return answer
+
+
+def _seed_global_rngs(ctx):
+    """The global NumPy (and device) generator seeded from the probe's seed: what the learner's
+    code draws from them (a layer's initial weights, a loader's shuffle) is then the same
+    whatever probes this worker ran before, so an answer never depends on the order probes
+    reach a worker."""
+    import numpy as np
+    seed = ctx.seed % (2 ** 32)
+    np.random.seed(seed)
+    if ctx.xp_device is not None:
+        ctx.xp_device.random.seed(seed)
 
 
 def _watch(stuck, after, token, wall_after=0.0):

@@ -221,6 +221,7 @@ class Worker(ProcessTree, FailureReport):
         self._namespace: tuple | None = None  # (kind, identity) of a namespace only the worker's tree is in
         self._namespace_fd: int | None = None  # holds that namespace alive, so its identity is never reused
         self._last_track = 0.0
+        self._sampled_at_answer = False
         self._closed = False
 
     # -- lifecycle --
@@ -346,6 +347,7 @@ class Worker(ProcessTree, FailureReport):
         finally:
             self._judged = False
         self._track(force=True)  # remember what the request started, in case the worker dies first
+        self._sampled_at_answer = True
         self._made_progress()
         if answer.get("ok") is True:
             return answer
@@ -431,7 +433,10 @@ class Worker(ProcessTree, FailureReport):
 
     def _begin_call(self, cpu_limit: float) -> None:
         self._call_limit = cpu_limit
-        self._track(force=True)
+        # the sample taken when the previous answer came is this call's start: the worker has
+        # been waiting for a request since (what its threads did meanwhile counts to this call)
+        self._track(force=not self._sampled_at_answer)
+        self._sampled_at_answer = False
         self._call_cpu0, self._call_wait0 = self._cpu_seen, self._waited
         self._call_started = time.monotonic()
         self._judged = self._measured

@@ -39,7 +39,8 @@ def validator(name: str):
     with open(data_dir('schemas') / (name + '.schema.json'), encoding='utf-8') as f:
         schema = json.load(f)
     cls = jsonschema.Draft202012Validator
-    cls.check_schema(schema)
+    # every schema is held against the metaschema by tests/unit/test_schemas.py, once, not here:
+    # that costs a quarter of a second of every grading
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 

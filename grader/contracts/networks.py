@@ -117,20 +117,20 @@ declare(
     report={'seed_shape': [INT], 'grad_shape': [INT], 'grad': ARRAY})
 
 
+_SHAPED = Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]})
+
 declare(
     'tensor.shape_methods',
-    "Variable.reshape and .transpose in all the book's spellings, and .T: the result's "
-    "shape and values, and the gradient's shape after a backward",
-    report={
-        'reshape_ints': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'reshape_one_int': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'reshape_tuple': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'reshape_list': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'transpose_none': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'transpose_ints': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'transpose_tuple': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-        'T': Phase({'shape': [INT], 'value': ARRAY, 'grad_shape': [INT]}),
-    })
+    "Variable.reshape in all the book's spellings, .transpose() and .T: the result's shape "
+    "and values, and the gradient's shape after a backward",
+    report={name: _SHAPED for name in ('reshape_ints', 'reshape_one_int', 'reshape_tuple',
+                                       'reshape_list', 'transpose_none', 'T')})
+
+
+declare(
+    'tensor.transpose_axes',
+    'Variable.transpose with axes, as ints and as one tuple: shapes, values, gradient shapes',
+    report={'transpose_ints': _SHAPED, 'transpose_tuple': _SHAPED})
 
 
 declare(

@@ -12,6 +12,7 @@ import pytest
 
 import reference
 from grader import run
+from grader.status import FAILING
 
 SEED = 2026
 
@@ -74,3 +75,37 @@ def test_the_same_bug_at_its_own_step_is_a_reject(tmp_path):
     broken_step, _, edits = BUGS['transpose-forward-no-op']
     doc = run.grade(_variant(tmp_path, edits), broken_step, run.Options(seed=SEED))
     assert doc['verdict'] == 'reject', doc['reason']
+
+
+# The book's step-38 text writes Variable.transpose(self) and a Transpose without axes (its
+# dezero/ files take axes too): code written from the text is correct at step 38 and after.
+TEXT_TRANSPOSE = {
+    'core.py': [(
+        '    def transpose(self, *axes):\n'
+        '        if len(axes) == 0:\n'
+        '            axes = None\n'
+        '        elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):\n'
+        '            axes = axes[0]\n'
+        '        return dezero.functions.transpose(self, axes)\n',
+        '    def transpose(self):\n'
+        '        return dezero.functions.transpose(self)\n')],
+    'functions.py': [(
+        '        if self.axes is None:\n'
+        '            return transpose(gy)\n'
+        '        n = len(self.axes)\n',
+        '        if self.axes is None:\n'
+        '            return transpose(gy)\n'
+        '        raise NotImplementedError(\'transpose with axes\')\n'
+        '        n = len(self.axes)\n')],
+}
+
+
+@pytest.mark.parametrize('step', [38, 40])
+def test_transpose_as_the_step_38_text_writes_it_is_accepted_with_advice(tmp_path, step):
+    doc = run.grade(_variant(tmp_path, TEXT_TRANSPOSE), step, run.Options(seed=SEED))
+    assert doc['verdict'] == 'accept', [(c['id'], c['status']) for c in doc['checks']
+                                        if c['status'] != 'passed']
+    assert doc['score']['earned'] == doc['score']['possible']
+    advice = {c['id'] for c in doc['checks'] if c['tier'] == 'extension' and c['status'] in FAILING}
+    # advice, not counted, and never a regression: step 40 does not re-run them
+    assert advice == ({'step38/transpose_axes', 'step38/methods_axes'} if step == 38 else set())

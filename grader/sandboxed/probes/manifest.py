@@ -18,7 +18,8 @@ MANIFEST = (
     ('Variable', 1, 'core.py', 'Variable(array); .data, .grad, .creator, .shape, .ndim, .size, '
      '.dtype, len(), .name, .backward(retain_grad=...), .cleargrad()'),
     ('Variable.reshape', 38, 'core.py', 'reshape(2, 3), reshape((6,)), reshape([3, 2])'),
-    ('Variable.transpose', 38, 'core.py', 'transpose(), transpose(1, 2, 0), transpose((2, 0, 1))'),
+    ('Variable.transpose', 38, 'core.py', 'transpose(); with axes, transpose(1, 2, 0) and '
+     'transpose((2, 0, 1)), as an extension (the step-38 text has no axes)'),
     ('Variable.T', 38, 'core.py', ''),
     ('F.sum', 39, 'functions.py', 'sum(x, axis=None, keepdims=False)'),
     ('F.broadcast_to', 40, 'functions.py', ''),

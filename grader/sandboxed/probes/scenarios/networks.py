@@ -80,21 +80,33 @@ def tensor_seed(ctx, shape):
 # -- step 38 --------------------------------------------------------------------------------------
 @scenario('tensor.shape_methods')
 def shape_methods(ctx):
-    """Variable.reshape and .transpose in all the book's spellings, and .T: the result's shape and
-    values, and the gradient's shape after a backward."""
-    V = ctx.api.Variable
+    """Variable.reshape in all the book's spellings, .transpose() and .T (what the book's step-38
+    text writes): the result's shape and values, and the gradient's shape after a backward."""
     rng = ctx.rng(31)
     a2, a3 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 4))
-    cases = {
+    return _shape_cases(ctx, {
         'reshape_ints': (a2, lambda x: x.reshape(3, 2)),
         'reshape_one_int': (a2, lambda x: x.reshape(6)),
         'reshape_tuple': (a2, lambda x: x.reshape((6,))),
         'reshape_list': (a2, lambda x: x.reshape([3, 2])),
         'transpose_none': (a3, lambda x: x.transpose()),
+        'T': (a2, lambda x: x.T),
+    })
+
+
+@scenario('tensor.transpose_axes')
+def transpose_axes(ctx):
+    """Variable.transpose with axes, as ints and as one tuple (the book's dezero/core.py; its
+    step-38 text has transpose() alone): shapes, values, the gradient's shape."""
+    a3 = ctx.rng(31).standard_normal((2, 3, 4))
+    return _shape_cases(ctx, {
         'transpose_ints': (a3, lambda x: x.transpose(1, 2, 0)),
         'transpose_tuple': (a3, lambda x: x.transpose((2, 0, 1))),
-        'T': (a2, lambda x: x.T),
-    }
+    })
+
+
+def _shape_cases(ctx, cases):
+    V = ctx.api.Variable
     res = {}
     for name, (a, fn) in cases.items():
         def run(a=a, fn=fn):

@@ -50,8 +50,10 @@ def draw(spec, rng):
         x = rng.uniform(0.1, 0.9, size=n)
     elif domain == 'spread':      # distinct and far apart: no ties in max/pooling windows
         x = rng.permutation(np.arange(n, dtype=np.float64)) * 0.37 - n * 0.18
-    elif domain == 'large':       # logits that overflow a naive exp
+    elif domain == 'large':       # logits that overflow a naive exp (e^x is inf past x = 709.8)
         x = rng.standard_normal(n) * 400.0
+        # on every draw, not a third of them: the largest is at least 800
+        x[int(np.argmax(x))] = max(float(x.max()), 800.0)
     elif domain == 'labels':
         return rng.integers(0, spec['classes'], size=shape).astype(np.int64)
     else:

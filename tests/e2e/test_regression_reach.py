@@ -109,3 +109,14 @@ def test_transpose_as_the_step_38_text_writes_it_is_accepted_with_advice(tmp_pat
     advice = {c['id'] for c in doc['checks'] if c['tier'] == 'extension' and c['status'] in FAILING}
     # advice, not counted, and never a regression: step 40 does not re-run them
     assert advice == ({'step38/transpose_axes', 'step38/methods_axes'} if step == 38 else set())
+
+
+def test_a_package_that_caches_downloads_in_its_own_folder_reads_mnist(tmp_path):
+    # where get_file keeps its downloads is the package's choice: the MNIST files are placed in
+    # its utils.cache_dir too, and nothing is fetched from the network
+    own = {'utils.py': [(
+        "cache_dir = os.path.join(os.path.expanduser('~'), '.dezero')\n",
+        "cache_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'cache')\n")]}
+    doc = run.grade(_variant(tmp_path, own), 51, run.Options(seed=SEED, only=('step51/mnist',)))
+    (mnist,) = [c for c in doc['checks'] if c['id'] == 'step51/mnist']
+    assert mnist['status'] == 'passed', mnist['message']

@@ -65,6 +65,8 @@ MANIFEST = (
      'and [i] -> (x, t); iterated'),
     ('F.accuracy', 50, 'functions.py', ''),
     ('utils.get_file', 51, 'utils.py', 'present (api check only)'),
+    ('utils.cache_dir', 51, 'utils.py', 'read, never required: where a package caches its '
+     'downloads when that is not ~/.dezero (the MNIST check places its files there too)'),
     ('datasets.MNIST', 51, 'datasets.py', 'MNIST(train=True, transform=...); reads the files '
      'get_file caches in ~/.dezero (written by the scenario; never downloaded)'),
     # -- step 52: the device ------------------------------------------------------------------------

@@ -8,7 +8,9 @@ mutant per site and operator: an arithmetic operator swapped (+ ↔ -, * ↔ /, 
 minus dropped, a comparison flipped, a numeric constant changed (axes and exponents included),
 and in `backward` a term dropped (`a * b` → `a`, `a * b` → `b`). Each mutant is a copy of the
 reference package with that one file changed, graded at the step that introduces the Function
-(OWNERS); it is *rejected* when that step's own checks fail (verdict `reject`).
+(OWNERS); it is *rejected* when that step's own checks fail: verdict `reject`, or `rollback`
+where the mutant also breaks an earlier step's contract that the step re-runs (an arithmetic
+operator of core.py breaks step 40's checks and those of steps 20-39 with them).
 
 A surviving mutant is either a gap of the owning step or equivalent to the original (e.g. a mask
 `x > 0` flipped to `x >= 0` where the inputs never hit 0): survivors are listed with their
@@ -159,6 +161,12 @@ def mutants(filename, source):
     return out
 
 
+def is_rejected(verdict, own_failing) -> bool:
+    """The owning step refuses the mutant: some of its own checks fail, and the verdict says so
+    (a reject, or a rollback when an earlier contract the step re-runs broke too)."""
+    return bool(own_failing) and verdict in ('reject', 'rollback')
+
+
 def grade_mutant(filename, text, step, seed, work):
     root = Path(tempfile.mkdtemp(prefix='mutant-', dir=work))
     shutil.copytree(reference.ROOT / 'dezero', root / 'dezero',
@@ -207,7 +215,7 @@ def main(argv=None):
             verdict, failing = grade_mutant(filename, text, step, args.grade_seed, work)
             row = {'file': filename, 'owner': owner, 'method': method, 'line': line,
                    'mutation': what, 'step': step, 'verdict': verdict,
-                   'rejected': verdict == 'reject', 'failing': failing,
+                   'rejected': is_rejected(verdict, failing), 'failing': failing,
                    'by_judgment': any(s == 'failed' for s in failing.values()),
                    'seconds': round(time.perf_counter() - t, 1)}
             rows.append(row)

@@ -35,3 +35,13 @@ def test_each_owner_is_a_step_that_grades_its_function():
         a = assignments.load(step)
         assert a.checks, (owner, step)
         assert hasattr(__import__('reference.dezero.' + filename[:-3], fromlist=['x']), owner)
+
+
+def test_a_mutant_is_rejected_when_its_owning_steps_own_checks_fail():
+    # a core operator mutant fails step 40's checks and, with them, earlier contracts that
+    # step 40 re-runs: a rollback is a rejection by the owning step too
+    assert mutation.is_rejected('rollback', {'step40/broadcast_mul': 'failed'})
+    assert mutation.is_rejected('reject', {'step40/broadcast_mul': 'error'})
+    # a rollback for an earlier step alone is not the owning step's doing
+    assert not mutation.is_rejected('rollback', {})
+    assert not mutation.is_rejected('accept', {})

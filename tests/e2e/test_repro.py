@@ -67,7 +67,7 @@ def _check_step(step, tmp_path, monkeypatch, only=None, kinds=None):
     elsewhere = tmp_path / 'elsewhere'
     elsewhere.mkdir()
     problems, ran = [], 0
-    uses = {u.id: u.check for u in sum(assignments.with_regression(assignments.load(step)), ())}
+    uses = {u.id: u.check for u in sum(run.checks_of(assignments.load(step)), ())}
     for fault in _variants(step, only):
         doc, failing, written = _grade_and_write(step, fault, tmp_path, monkeypatch)
         assert failing, 'fault {} made no check fail'.format(fault.id)

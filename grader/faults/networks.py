@@ -7,7 +7,7 @@ Each patch receives the loaded `dezero` package and replaces or wraps one public
 into single-fault variants). Functions are rebuilt from `dz.Function` with backward rules
 written in Variables, as the full core requires.
 """
-from grader.faults import patch
+from grader.faults import patch, patch_with
 
 
 # -- step 37 --------------------------------------------------------------------------------------
@@ -79,8 +79,10 @@ def sin_grad_sign(dz):
 
 
 # -- step 38 --------------------------------------------------------------------------------------
-@patch('transpose_grad_untransposed')
-def transpose_grad_untransposed(dz):
+def transpose_wrong_backward(dz, backward):
+    """F.transpose replaced by a Transpose whose forward is right and whose backward is wrong:
+    'as_is' hands the output's gradient back untransposed, 'same_axes' transposes it with the
+    same axes again instead of their inverse."""
     F = dz.functions
 
     class Transpose(dz.Function):
@@ -91,30 +93,17 @@ def transpose_grad_untransposed(dz):
             return x.transpose(self.axes)
 
         def backward(self, gy):
-            return gy   # the output's gradient as it is, not transposed back
+            if backward == 'as_is':
+                return gy
+            return F.transpose(gy, self.axes)
 
     def transpose(x, axes=None):
         return Transpose(axes)(x)
     F.transpose = transpose
 
 
-@patch('transpose_grad_axes')
-def transpose_grad_axes(dz):
-    F = dz.functions
-
-    class Transpose(dz.Function):
-        def __init__(self, axes=None):
-            self.axes = axes
-
-        def forward(self, x):
-            return x.transpose(self.axes)
-
-        def backward(self, gy):
-            return F.transpose(gy, self.axes)   # the same axes again, not their inverse
-
-    def transpose(x, axes=None):
-        return Transpose(axes)(x)
-    F.transpose = transpose
+patch_with('transpose_grad_untransposed', transpose_wrong_backward, backward='as_is')
+patch_with('transpose_grad_axes', transpose_wrong_backward, backward='same_axes')
 
 
 @patch('reshape_grad_missing')

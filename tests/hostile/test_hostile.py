@@ -11,7 +11,9 @@ import dataclasses
 import hashlib
 import json
 import os
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -95,7 +97,7 @@ def nothing_left_behind():
     end = time.monotonic() + HANG_S   # the workers are killed before grading returns
     while worker_children() and time.monotonic() < end:
         time.sleep(0.05)
-    assert worker_children() == [], 'a worker outlived grading'
+    assert worker_children() == [], 'a worker outlived grading (still running {} s after it)'.format(HANG_S)
 
 
 @pytest.fixture(scope='module')
@@ -558,17 +560,33 @@ def test_reading_the_cached_reference_answers_is_refused(tmp_path, cached_refere
 
 @pytest.fixture
 def sentinel(tmp_path):
-    """A process outside the grader that records any SIGUSR2 it receives."""
+    """A process outside the grader that records any SIGUSR2 it receives, and answers SIGRTMIN
+    (the test's own, sent last) with "over": Python runs the handlers of pending signals in the
+    order of their numbers, so by then any SIGUSR2 sent before has been recorded."""
     record = tmp_path / 'signalled'
     code = ('import signal, sys, time\n'
             'signal.signal(signal.SIGUSR2, lambda *a: open(sys.argv[1], "a").write("hit\\n"))\n'
+            'signal.signal(signal.SIGRTMIN, lambda *a: print("over", flush=True))\n'
             'print("ready", flush=True)\n'
-            'time.sleep(120)\n')
+            'while True:\n'
+            '    time.sleep(600)\n')
     proc = subprocess.Popen([sys.executable, '-c', code, str(record)], stdout=subprocess.PIPE)
     assert proc.stdout.readline().strip() == b'ready'
     yield proc, record
     proc.kill()
     proc.wait()
+
+
+def signals_heard(proc, record) -> str:
+    """What the sentinel recorded of the signals sent to it so far: it is asked last and answers
+    once every signal before has been handled (no waiting for a time that a loaded machine may
+    exceed)."""
+    assert proc.poll() is None, 'the sentinel died (exit status {})'.format(proc.returncode)
+    proc.send_signal(signal.SIGRTMIN)
+    assert select.select([proc.stdout], [], [], HANG_S)[0], 'the sentinel did not answer within ' \
+        '{} s: a hang (the limit is there only to catch one)'.format(HANG_S)
+    assert proc.stdout.readline().strip() == b'over'
+    return record.read_text() if record.exists() else ''
 
 
 def test_signals_to_processes_the_worker_did_not_start_are_refused(tmp_path, sentinel, isolation):
@@ -588,8 +606,7 @@ def test_signals_to_processes_the_worker_did_not_start_are_refused(tmp_path, sen
     doc = grade(sub)
     invalid(doc, 'import-error')
     assert 'refused: ' in doc['invalid']['output_tail'] and 'sent' not in doc['invalid']['output_tail']
-    time.sleep(0.2)
-    assert proc.poll() is None and not record.exists()
+    assert signals_heard(proc, record) == ''
 
 
 def test_raising_its_own_limits_is_refused(tmp_path):

@@ -19,7 +19,7 @@ import pytest
 import reference
 from grader import assignments, cli, faults, load, repro
 from grader.export import Graded, Submission, gradescope, junit
-from grade_cli import ROOT, dezero_grade
+from grade_cli import HANG_S, ROOT, dezero_grade
 
 STEP = 52
 FAULT = 'gpu-layer-shallow'
@@ -43,8 +43,7 @@ def togpu(tmp_path_factory):
 def inside(togpu):
     """`cd bugs/togpu && dezero-grade check . --step 52 --json card.json`: (its output, card)."""
     here = togpu / 'bugs' / 'togpu'
-    proc = dezero_grade('check', '.', '--step', STEP, '--json', str(togpu / 'card.json'), cwd=here,
-                        timeout=300)
+    proc = dezero_grade('check', '.', '--step', STEP, '--json', str(togpu / 'card.json'), cwd=here)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     return proc, json.loads((togpu / 'card.json').read_text())
 
@@ -58,7 +57,7 @@ def _run(command, cwd):
     """A printed `dezero-grade ...` command, run as a shell would split it, from `cwd`."""
     words = shlex.split(command)
     assert words[0] == 'dezero-grade'
-    return dezero_grade(*words[1:], cwd=cwd, timeout=300)
+    return dezero_grade(*words[1:], cwd=cwd)
 
 
 def test_the_reproduce_line_runs_where_it_was_printed(togpu, inside):
@@ -71,14 +70,14 @@ def test_the_reproduce_line_runs_where_it_was_printed(togpu, inside):
     assert again.returncode == 1 and 'REJECT' in again.stdout, again.stdout + again.stderr
     assert '✗ ' + only in again.stdout
     # the path as it was given, from another folder
-    proc = dezero_grade('check', 'bugs/togpu', '--step', STEP, cwd=togpu, timeout=300)
+    proc = dezero_grade('check', 'bugs/togpu', '--step', STEP, cwd=togpu)
     assert _printed(proc.stdout)[0].startswith('dezero-grade check bugs/togpu --step 52 ')
 
 
 def test_the_page_names_the_code_by_its_absolute_path_and_the_scorecard_by_neither(togpu, inside):
     here = togpu / 'bugs' / 'togpu'
     dezero_grade('check', 'bugs/togpu', '--step', STEP, '--html', 'page.html', '--json',
-                 'from-parent.json', cwd=togpu, timeout=300)
+                 'from-parent.json', cwd=togpu)
     page = (togpu / 'page.html').read_text()
     commands = _printed(re.sub(r'<[^>]+>', '', page).replace('&#x27;', "'"))
     assert commands and commands[0].startswith('dezero-grade check {} '.format(here))
@@ -124,7 +123,7 @@ def test_a_closed_stdout_loses_no_file(tmp_path):
                              '--graph-dir', 'graphs', '--json', 'card.json'], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()    # before anything is printed: every write to it fails
-    _, err = proc.communicate(timeout=300)
+    _, err = proc.communicate(timeout=HANG_S)   # only a hang reaches it
     assert proc.returncode == 1, err.decode()
     assert (tmp_path / 'r.html').is_file() and (tmp_path / 'card.json').is_file()
     assert list((tmp_path / 'graphs').glob('*.dot'))
@@ -157,9 +156,9 @@ def test_what_the_command_line_cannot_take_is_said_with_what_was_meant(args, wor
 
 
 def test_help_names_every_export_format():
-    out = dezero_grade('--help', timeout=60).stdout
+    out = dezero_grade('--help').stdout
     export_help = ' '.join(out.split('\n    export')[1].split('\n\n')[0].split())
     assert 'HTML' in export_help
-    fmt = dezero_grade('export', '--help', timeout=60).stdout
+    fmt = dezero_grade('export', '--help').stdout
     for name in ('gradescope', 'canvas', 'lti', 'junit', 'html'):
         assert name in fmt

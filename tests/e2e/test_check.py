@@ -157,7 +157,7 @@ def test_monkeypatched_numpy_comparisons_do_not_change_the_verdict(tmp_path):
 
 
 def _cli(*args, cwd=REPO):
-    return dezero_grade(*args, cwd=cwd, timeout=300)
+    return dezero_grade(*args, cwd=cwd)
 
 
 def test_cli_exit_codes_and_json(tmp_path):

@@ -8,7 +8,6 @@ of them); it is marked `slow` and runs in the default run and in CI. `pytest -m 
 it out for a quick local run.
 """
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import reference
 from grader import assignments, cli, faults, load, run, schema, selftest
 from grader.sandboxed.probes.handlers import _exec_single_file
 from grader.status import FAILING
+from grade_cli import run_to_end
 
 FIXTURES = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent_early'
 SEED = 2026
@@ -155,8 +155,8 @@ def test_a_step_file_variant_runs_the_demo_and_applies_the_fault_after_its_error
     step_file = out / entry.path
     assert (step_file.parent / '_original_step09.py').is_file()
     # run as the learner would: the demo prints, then ends in its intended TypeError
-    done = subprocess.run([sys.executable, step_file.name], cwd=step_file.parent, capture_output=True,
-                          text=True, timeout=60)
+    done = run_to_end([sys.executable, step_file.name], cwd=step_file.parent, capture_output=True,
+                      text=True)
     assert done.returncode == 1 and 'TypeError' in done.stderr
     assert '3.29744254' in done.stdout            # the demo ran before the fault went in
     # loaded as the worker loads it: the names survive the demo's error, the fault is in place

@@ -19,7 +19,7 @@ import pytest
 from grader import assignments, diagnose, faults, load, report, schema, selftest
 from grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
 from grader.status import FAILING
-from grade_cli import dezero_grade
+from grade_cli import dezero_grade, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -36,7 +36,7 @@ ROSTER = '''Student,ID,SIS User ID,SIS Login ID,Section,Submission,LTI User ID,E
 
 
 def _cli(*args, check=True):
-    return dezero_grade(*args, expect=(0,) if check else None, timeout=120)
+    return dezero_grade(*args, expect=(0,) if check else None)
 
 
 def _fault(step_of_fault):
@@ -287,8 +287,8 @@ def _gradescope_box(tmp_path, autograder_zip):
 def _run_box(box, **env):
     clean = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH',)}
     clean.update({'DEZERO_AUTOGRADER_ROOT': str(box), 'DEZERO_PYTHON': sys.executable, **env})
-    proc = subprocess.run([str(box / 'run_autograder')], cwd=box, env=clean, capture_output=True,
-                          text=True, timeout=120)
+    proc = run_to_end([str(box / 'run_autograder')], cwd=box, env=clean, capture_output=True,
+                      text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = json.loads((box / 'results' / 'results.json').read_text())
     assert not schema.errors('gradescope-results', results)

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 from grader import load, schema, selftest
 from grader.export import gradescope
 from grader.status import FAILING
-from grade_cli import dezero_grade
+from grade_cli import dezero_grade, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 43
@@ -31,7 +30,7 @@ needs_browser = pytest.mark.skipif(CHROMIUM is None and os.environ.get('CI') != 
 
 
 def _cli(*args, check=True):
-    return dezero_grade(*args, expect=(0, 1) if check else None, timeout=300)
+    return dezero_grade(*args, expect=(0, 1) if check else None)
 
 
 @pytest.fixture(scope='module')
@@ -183,11 +182,11 @@ def test_gradescope_gets_the_same_report_in_the_markdown_it_renders(graded):
 
 
 # -- in a real browser ------------------------------------------------------------------------------
-def _chromium(*args, timeout=90):
+def _chromium(*args):
     assert CHROMIUM, 'CI must have Chromium for the HTML report tests: see .ci/run'
-    return subprocess.run([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
-                           '--no-first-run', '--hide-scrollbars', *args], capture_output=True,
-                          text=True, timeout=timeout)
+    return run_to_end([CHROMIUM, '--headless', '--no-sandbox', '--disable-gpu',
+                       '--no-first-run', '--hide-scrollbars', *args], capture_output=True,
+                      text=True)
 
 
 @needs_browser

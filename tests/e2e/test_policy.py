@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
@@ -20,6 +19,7 @@ import pytest
 
 from grader import assignments, batch, faults, load, report, schema, selftest
 from grader.status import FAILING
+from grade_cli import run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
 STEP = 52
@@ -40,9 +40,9 @@ EXPECTED = {'alice': 'accept', 'carol': 'reject', 'dave': 'rollback', 'erin': 'i
 
 
 def _cli(*args, check=True):
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
-                          text=True, timeout=300)
+    proc = run_to_end([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
+                      env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
+                      text=True)
     if check and proc.returncode != 0:
         raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(
             ' '.join(map(str, args)), proc.returncode, proc.stdout, proc.stderr))
@@ -289,8 +289,8 @@ def test_the_autograder_as_gradescope_runs_it(course, tmp_path):
     (box / 'run_autograder').chmod(0o755)    # as Gradescope makes it
     env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
     env.update(DEZERO_AUTOGRADER_ROOT=str(box), DEZERO_PYTHON=sys.executable)
-    proc = subprocess.run([str(box / 'run_autograder')], cwd=box, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = run_to_end([str(box / 'run_autograder')], cwd=box, env=env, capture_output=True,
+                      text=True)
     assert proc.returncode == 0
     results = json.loads((box / 'results' / 'results.json').read_text())
     assert not schema.errors('gradescope-results', results)

@@ -19,7 +19,6 @@ the same for step 9 and for step 52's device-array fault, whose matmul snippet w
 literal that did not run.
 """
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import pytest
 
 from grader import assignments, faults, load, repro, run, selftest
 from grader.status import FAILING
+from grade_cli import run_to_end
 
 SEED = 2026
 REPO = Path(__file__).resolve().parents[2]
@@ -54,8 +54,8 @@ def _grade_and_write(step, fault, work, monkeypatch):
 def _run_snippet(path, cwd):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop(repro_env(), None)
-    return subprocess.run([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_to_end([sys.executable, str(path)], cwd=cwd, env=env, capture_output=True,
+                      text=True)
 
 
 def repro_env():
@@ -106,9 +106,9 @@ def test_device_matmul_snippet_is_short_and_reproduces(tmp_path, monkeypatch):
     # the learner's own file and line, where their code raised
     assert 'dezero/_injected_fault.py' in proc.stdout
     # the folder can also be given on the command line, or in the environment
-    proc = subprocess.run([sys.executable, str(path), str(tmp_path / 'variants' / fault.id)],
-                          cwd=elsewhere, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc = run_to_end([sys.executable, str(path), str(tmp_path / 'variants' / fault.id)],
+                      cwd=elsewhere, capture_output=True, text=True,
+                      env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     # the scorecard's own snippet names the submission, not where it was stored: saved beside
     # it (or inside it), it finds it from any folder
@@ -125,14 +125,14 @@ def test_snippet_of_fixed_code_exits_0_and_missing_folder_exits_2(tmp_path, monk
     doc, failing, written = _grade_and_write(9, fault, tmp_path, monkeypatch)
     path = next(p for p in written if p.name == repro.file_name('step09/square'))
     fixed_root = load.prepare(selftest.reference_source(9), 9, tmp_path / 'fixed').root
-    proc = subprocess.run([sys.executable, str(path), str(fixed_root)], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc = run_to_end([sys.executable, str(path), str(fixed_root)], cwd=tmp_path,
+                      capture_output=True, text=True,
+                      env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert 'not reproduced' in proc.stdout
-    proc = subprocess.run([sys.executable, str(path), str(tmp_path / 'nowhere')], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+    proc = run_to_end([sys.executable, str(path), str(tmp_path / 'nowhere')], cwd=tmp_path,
+                      capture_output=True, text=True,
+                      env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 2 and 'no submission at' in proc.stderr
 
 

@@ -37,7 +37,7 @@ def history_options():
 
 
 def _dry_run(repo, *extra):
-    return dezero_grade('history', repo, '--dry-run', *extra, expect=None, timeout=300)
+    return dezero_grade('history', repo, '--dry-run', *extra, expect=None)
 
 
 def _clean(proc):
@@ -289,7 +289,7 @@ def test_a_classroom_on_the_command_line_ends_in_results_not_a_traceback(tmp_pat
     room, _, _ = _classroom(tmp_path)
     out = tmp_path / 'out'
     proc = dezero_grade('history', room, '--classroom', '--out', out, '--jobs', 2, '--sandbox',
-                        'basic', '--steps', '23', expect=None, timeout=900)
+                        'basic', '--steps', '23', expect=None)
     text = _clean(proc)
     assert 'alice: not graded' in text and 'carol: not graded' in text and 'erin: not graded' in text
     assert 'fatal' not in text

@@ -5,7 +5,6 @@ was found; the bubblewrap mount plan hides the course secret's file wherever it 
 import io
 import json
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -15,6 +14,7 @@ from grader import bwrap, load, run
 from grader import batch
 from grader.batch import grading
 from grader.batch.folder import RECEIPTS
+from grade_cli import run_to_end
 
 STEP = 23
 
@@ -105,8 +105,8 @@ def test_the_course_secret_file_is_hidden_inside_a_folder_the_sandbox_mounts(tmp
              'try:\n    print(open(sys.argv[1]).read())\n'
              'except OSError as e:\n    print(type(e).__name__)\n'
              'print(open(sys.argv[2]).read())\n')
-    read = subprocess.run(argv + [sys.executable, '-c', probe, str(secret), str(venv / 'module.py')],
-                          capture_output=True, text=True, timeout=120)
+    read = run_to_end(argv + [sys.executable, '-c', probe, str(secret), str(venv / 'module.py')],
+                      capture_output=True, text=True)
     assert read.returncode == 0, read.stderr
     # covered: empty, or refused (a device node bound in a user namespace cannot be opened)
     assert 'the course secret' not in read.stdout and 'x = 1' in read.stdout

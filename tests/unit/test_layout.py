@@ -2,11 +2,12 @@
 two sides apart (the rule is written in `grader/sandboxed/__init__.py`)."""
 import ast
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from grade_cli import run_to_end
 
 GRADER = Path(__file__).resolve().parents[2] / 'grader'
 SANDBOXED = GRADER / 'sandboxed'
@@ -85,8 +86,8 @@ def test_grading_a_submission_imports_no_sandboxed_module_into_the_trusted_proce
             'assert doc["verdict"] == "accept", doc["verdict"]\n'
             'print(sorted(m for m in sys.modules if m.startswith("grader.sandboxed")))\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(GRADER.parent)] + sys.path))
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env,
-                         timeout=300, cwd=str(GRADER.parent))
+    out = run_to_end([sys.executable, '-c', code], capture_output=True, text=True, env=env,
+                     cwd=str(GRADER.parent))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == '[]'
 

@@ -72,7 +72,9 @@ def regression_of(step: int) -> tuple:
 
     Accept means every earlier contract holds, so this is every earlier step whose code the
     submission still carries: a package answers for every package step before it (a package at
-    step 50 for steps 23-49); a step file (steps 1-22) for its own step only, for now (below). A
+    step 50 for steps 23-49). A step file (steps 1-22) answers here for its own step (below); the
+    earlier step files' checks its code still carries are read from the submission
+    (`grader.stepfile_reach`, through `run.checks_of`). A
     pack
     (`pack-NAME.json`) of the same kind of submission is re-run by every step after the one it
     is filed under: it carries the contracts of earlier steps of another kind (the step files'
@@ -80,10 +82,10 @@ def regression_of(step: int) -> tuple:
     entry = _document(step)['entry']
     if entry == 'single-file':
         # what a step file carries of the earlier ones is the learner's file's to say, not the
-        # book's: the book's drop numerical_diff after step 4, a learner's step 14 may hold no
-        # Square. Until the names a check calls are read from the submission (statically, on
-        # this side), a step file answers for its own step; one without code of its own for
-        # the step file it is graded on (`faults_from`).
+        # book's: the book's drop Exp at step 10, a learner's step 14 may hold no Square. So
+        # it is read from the submission (`grader.stepfile_reach`); here only what every step
+        # file of this step answers for: a step without code, the step file it is graded on
+        # (`faults_from`).
         doc = _document(step)
         return tuple(doc.get('faults_from', ())) if doc.get('no_code') else ()
     earlier = [k for k in available_steps() if k < step and _document(k)['entry'] == entry]
@@ -120,13 +122,22 @@ def from_document(doc, name='<assignment>') -> Assignment:
             raise AssignmentError('{}: parameters of {!r} are wrong at {}: {}'.format(
                 where, c['check'], '/'.join(map(str, e.path)) or '(top)', e.message)) from None
         _check_contract(where, definition, params)
+        later = tuple((entry['from_step'], entry.get('args')) for entry in c.get('later', ()))
+        for from_step, args in later:
+            if from_step <= step or (args is not None and 'scenario' not in params):
+                raise AssignmentError('{}: `later` is for a check of a step file, from a later '
+                                      'step (here {}); its args for a scenario check'.format(
+                                          where, from_step))
+            if args is not None:
+                _check_contract('{} (from step {})'.format(where, from_step), definition,
+                                dict(params, args=dict(params.get('args', {}), **args)))
         check_step = c.get('step', step)
         uses.append(CheckUse(
             id='step{:02d}/{}'.format(check_step, c['id']), check=c['check'], step=check_step,
             title=c['title'], tier=c['tier'], category=c['category'], points=float(c['points']),
             params=params, tolerance=c.get('tolerance', {}), needs_gpu=c.get('needs_gpu', False),
             needs_real_gpu=c.get('needs_real_gpu', False),
-            faults=()))
+            faults=(), later=later))
     ids = {u.id for u in uses}
     faults = []
     for f in doc['faults']:
@@ -179,7 +190,12 @@ def content_hash(step: int) -> str:
     import hashlib
     digest = hashlib.sha256()
     folder = schema.data_dir('assignments')
-    names = [_file_name(step)] + [_file_name(earlier) for earlier in load(step).regression]
+    assignment = load(step)
+    earlier = list(assignment.regression)
+    if assignment.entry == 'single-file':   # which of them a step file answers for is its own
+        earlier += [k for k in available_steps()
+                    if k < step and _document(k)['entry'] == 'single-file' and k not in earlier]
+    names = [_file_name(step)] + [_file_name(k) for k in earlier]
     for name in names:
         digest.update(name.encode() + b'\0' + (folder / name).read_bytes() + b'\0')
     return 'sha256:' + digest.hexdigest()

@@ -38,7 +38,7 @@ def _unknown_checks(only, step):
     """The ids of `--only` that are no check of `step` (its own or a regression check), each with
     the closest ids it may have meant."""
     from grader import run
-    own, regression = run.checks_of(assignments.load(step))
+    own, regression = run.checks_of(assignments.load(step), every=True)
     known = [u.id for u in own] + [u.id for u in regression]
     return [(name, difflib.get_close_matches(name, known, n=3, cutoff=0.6))
             for name in only if name not in known]

@@ -103,6 +103,10 @@ class CheckUse:
     faults: tuple = ()
     needs_gpu: bool = False        # needs a device (the simulated one will do)
     needs_real_gpu: bool = False   # cannot run on the simulated device: not applicable without a GPU
+    # a step file's check re-run on a later step file: ((from_step, args), ...), the arguments
+    # the later API asks for to keep the same contract, or None where it retires the check
+    # (`grader.stepfile_reach.at_step`)
+    later: tuple = ()
 
 
 @dataclass(frozen=True)

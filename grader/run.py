@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard
+from grader import (assignments, bwrap, contracts, diagnose, fingerprints, load, score, scorecard,
+                    stepfile_reach)
 from grader.checks import CHECKS, JudgeInput, environment
 from grader.errors import GraderError, SubmissionError
 from grader.model import CheckResult, Finding
@@ -108,7 +109,7 @@ def _grade(source, step, assignment, device_mode, options, progress, started,
             on_prepared(sub)
         seed = options.seed if options.seed is not None else default_seed(
             sub.content_hash, step, course_secret())
-        work = plan(assignment, seed, options.only)
+        work = plan(assignment, seed, options.only, sub)
         if progress:
             progress.start(len(work.learner_probes))
             progress.phase('starting the sandbox and importing your code')
@@ -208,21 +209,40 @@ class Work:
     reference_probes: tuple
 
 
-def plan(assignment, seed: int, only=()) -> Work:
+def plan(assignment, seed: int, only=(), submission=None) -> Work:
     """Every check of the step and of its regression steps → the probes to run."""
-    own, regression = checks_of(assignment)
+    own, regression = checks_of(assignment, submission)
     uses = [(u, False) for u in own] + [(u, True) for u in regression]
     if only:
         uses = [(u, r) for u, r in uses if u.id in only or u.id.split('/', 1)[1] in only]
     return plan_uses(uses, seed)
 
 
-def checks_of(assignment) -> tuple:
+def checks_of(assignment, submission=None, every=False) -> tuple:
     """(this step's checks, with the environment checks every grading has -- which never
     regress, `grader.checks.environment` --, the regression checks a grading of it runs): see
-    `assignments.regression_of` for which earlier steps those are."""
+    `assignments.regression_of` for which earlier steps those are. A step file answers for the
+    earlier step files' checks its code still carries (`grader.stepfile_reach`): read from
+    `submission` (a `load.Submission`); `every` gives all that any step file could answer for
+    (to look a check up by its id)."""
     own, regression = assignments.with_regression(assignment)
+    if assignment.entry == 'single-file' and (every or submission is not None):
+        seen = {u.id for u in own} | {u.id for u in regression}
+        if every:
+            extra = stepfile_reach.any_regression(assignment.step, seen)
+        else:
+            extra = stepfile_reach.regression(assignment.step, _defined(submission), seen)
+        regression = tuple(sorted(tuple(regression) + extra, key=lambda u: u.step))
     return tuple(own) + environment.uses_for(assignment), tuple(regression)
+
+
+def _defined(submission):
+    """What a submission's step file defines, as `stepfile_reach` reads it (None: not a step
+    file, or not readable here)."""
+    if submission.entry.kind != 'single-file':
+        return None
+    path = submission.root / submission.entry.path
+    return stepfile_reach.defined_names(path, (path.parent, submission.root))
 
 
 def plan_uses(uses, seed: int) -> Work:

@@ -101,13 +101,13 @@ def run_step(step: int, *, seed: int = 2026, progress=None,
             bad = [c.id + ': ' + c.message for c in card.failing]
             outcome.problems.append('the reference is not accepted with full marks under the {} '
                                     'profile: {} {}'.format(profile, card.verdict, bad[:3]))
-    own, regression = run.checks_of(assignment)
-    graded = {u.id for u in own} | {u.id for u in regression}
     ever_failed = set()
     graded_variants = []
     work = Path(tempfile.mkdtemp(prefix='dezero-selftest-'))
     try:
         base = load.prepare(source, step, work / 'base')
+        own, regression = run.checks_of(assignment, base)   # a step file's: what it carries
+        graded = {u.id for u in own} | {u.id for u in regression}
         catalogue = tuple(assignments.fault_catalogue(assignment))
         for fault, doc in _graded_variants(base, work, catalogue, step, seed, jobs):
             card = Scorecard.from_document(doc)

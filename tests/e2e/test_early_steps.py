@@ -110,7 +110,7 @@ def test_reference_source_is_the_step_files_before_the_package():
 # the fixture folder that stands for each step with checks of its own (every one of them compares
 # with the reference): a step's own folder, or the next folder whose API is still that step's
 INDEPENDENT = {1: 4, 2: 4, 3: 4, 4: 4, 6: 9, 7: 9, 8: 9, 9: 9, 10: 10, 11: 11, 12: 14, 13: 14,
-               14: 14, 16: 18, 17: 18, 18: 18, 19: 22, 20: 22, 21: 22, 22: 22}
+               14: 14, 16: 17, 17: 17, 18: 18, 19: 22, 20: 22, 21: 22, 22: 22}
 
 
 def test_the_independent_early_folders_cover_every_early_step_that_grades_code():

@@ -120,3 +120,70 @@ def test_a_package_that_caches_downloads_in_its_own_folder_reads_mnist(tmp_path)
     doc = run.grade(_variant(tmp_path, own), 51, run.Options(seed=SEED, only=('step51/mnist',)))
     (mnist,) = [c for c in doc['checks'] if c['id'] == 'step51/mnist']
     assert mnist['status'] == 'passed', mnist['message']
+
+
+# -- step files: a step file answers for the earlier steps whose code it still carries ----------
+def _step_file(tmp_path, step, edits=(), drop=()):
+    """The reference's step file of `step`, alone in a folder, with `edits` ([(old, new), ...])
+    made and the top-level definitions named in `drop` taken out (a learner's file that keeps
+    less of the earlier steps than the book's)."""
+    import ast
+    text = (reference.ROOT / 'steps' / 'step{:02d}.py'.format(step)).read_text(encoding='utf-8')
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    if drop:
+        tree = ast.parse(text)
+        kept = [node for node in tree.body if getattr(node, 'name', None) not in drop]
+        assert len(kept) == len(tree.body) - len(drop), drop
+        text = ast.unparse(ast.Module(body=kept, type_ignores=[]))
+    root = tmp_path / 'sub'
+    root.mkdir()
+    (root / 'step{:02d}.py'.format(step)).write_text(text, encoding='utf-8')
+    return root
+
+
+STEP_FILE_BUGS = {
+    # Variable takes a Python float again: step 9's type check, which step 22 still carries
+    'type-check-dropped': (9, 22, [(
+        "            raise TypeError('{} is not supported'.format(type(data)))\n",
+        '            pass\n')]),
+    # a reused variable keeps only its last gradient: step 14's accumulation, which step 17's
+    # own checks (memory, a chain of squares) never exercise
+    'grad-overwritten': (14, 17, [('                    x.grad = x.grad + gx\n',
+                                   '                    x.grad = gx\n')]),
+}
+
+
+@pytest.mark.parametrize('bug', sorted(STEP_FILE_BUGS))
+def test_a_step_file_that_breaks_an_earlier_step_is_a_rollback_naming_it(tmp_path, bug):
+    broken_step, graded_at, edits = STEP_FILE_BUGS[bug]
+    doc = run.grade(_step_file(tmp_path, graded_at, edits), graded_at, run.Options(seed=SEED))
+    failing = [c for c in doc['checks'] if c['status'] in FAILING]
+    assert doc['verdict'] == 'rollback', (doc['reason'], [c['id'] for c in failing])
+    assert min(c['step'] for c in failing if c['regression']) == broken_step
+    assert doc['reason'].startswith("step {}'s contract, which step {} must keep, fails: "
+                                    'step{:02d}/'.format(broken_step, graded_at, broken_step))
+
+
+def test_a_step_file_without_the_earlier_steps_functions_is_accepted(tmp_path):
+    # the book's own step 14 keeps no Square: the checks that call it do not regress on a file
+    # without it (the first attempt at this rolled such a file back)
+    sub = _step_file(tmp_path, 14, drop=('Square', 'square', 'Exp', 'exp'))
+    doc = run.grade(sub, 14, run.Options(seed=SEED))
+    assert doc['verdict'] == 'accept', [(c['id'], c['message']) for c in doc['checks']
+                                        if c['status'] in FAILING]
+    regression = {c['id'] for c in doc['checks'] if c['regression']}
+    assert 'step12/add' in regression and 'step09/type_check' in regression
+    assert not any('square' in c or 'exp' in c or c.startswith('step03/') for c in regression)
+
+
+@pytest.mark.parametrize('step', [12, 18, 22])
+def test_the_reference_step_files_keep_every_earlier_contract_they_carry(tmp_path, step):
+    # 12: no backward before step 13 (several inputs); 18 on: the output's gradient is read
+    # with retain_grad=True; 22: the longest reach
+    doc = run.grade(_step_file(tmp_path, step), step, run.Options(seed=SEED))
+    assert doc['verdict'] == 'accept' and doc['score']['earned'] == doc['score']['possible'], [
+        (c['id'], c['message']) for c in doc['checks'] if c['status'] in FAILING]
+    steps = {c['step'] for c in doc['checks'] if c['regression']}
+    assert steps and max(steps) < step and min(steps) == 1

@@ -1,5 +1,6 @@
 """Which earlier checks a step re-runs: derived from the assignment files (and, for step files,
-from what the reference's own file of the step keeps), never listed per step."""
+from what the submission's own file keeps: tests/unit/test_stepfile_reach.py), never listed per
+step."""
 from grader import assignments, run
 
 
@@ -38,7 +39,7 @@ def test_only_book_tier_checks_of_steps_the_catalogue_does_not_draw_from():
 
 def test_a_step_file_answers_for_its_own_step_and_a_step_without_code_for_the_one_before():
     # which earlier contracts a step file carries is the learner's file's to say (a step 14
-    # without Square is correct): not derived from the book's files
+    # without Square is correct): read from the submission, not from the book's files
     assert assignments.load(13).regression == () and assignments.load(22).regression == ()
     assert assignments.load(15).regression == (14,) and assignments.load(5).regression == (4,)
 

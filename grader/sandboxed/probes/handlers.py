@@ -61,70 +61,120 @@ _WORKER = _worker_module()
 _JSON_MODULES = ('json', 'json.encoder', 'json.decoder', 'json.scanner')
 
 
-def _note(label, value, out):
+def _ident(value):
+    """What a bound name is, for the tripwire: the object's identity and, for a function, its
+    code and defaults (patching a function's code in place changes no identity); None for a
+    value the tripwire does not follow (data)."""
     if isinstance(value, types.FunctionType):
-        out[label] = (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
-    elif isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) or callable(value):
-        out[label] = (id(value),)
+        return (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
+    if isinstance(value, (types.ModuleType, types.BuiltinFunctionType)) or callable(value):
+        return (id(value),)
+    return None
+
+
+def _member(value):
+    return getattr(value, '__func__', value)
+
+
+def _plain(value):
+    return ('value', repr(value)) if isinstance(value, (bool, int, float, str, tuple, type(None))) \
+        else None
+
+
+def _owner(value):
+    return (id(value), id(type(value)))
+
+
+class _Print(dict):
+    """A fingerprint: label -> what it binds. `where[label]` = (namespace, key, read): where
+    the value lives and how it is turned into what is stored, so that `_changes` reads only
+    those places again instead of walking every module (a probe pays for one read per label)."""
+
+    def __init__(self):
+        super().__init__()
+        self.where = {}
+
+    def note(self, label, space, key, read=_ident):
+        ident = read(space.get(key))
+        if ident is not None:
+            self[label] = ident
+            self.where[label] = (space, key, read)
+
+
+def _member_of(value):
+    return _ident(_member(value))
 
 
 def _note_module(name, module, out, own=None):
     """Every name `module` binds (classes of its own with their members, dicts of functions
     with their functions), labelled `name.attr`. `own`: the module name its classes carry."""
-    out[name] = (id(module),)
-    for attr, value in list(vars(module).items()):
+    space = vars(module)
+    for attr, value in list(space.items()):
         label = '{}.{}'.format(name, attr)
-        _note(label, value, out)
+        out.note(label, space, attr)
         if isinstance(value, type) and getattr(value, '__module__', '') == (own or name):
-            for key, member in list(vars(value).items()):
-                _note('{}.{}'.format(label, key), getattr(member, '__func__', member), out)
+            members = vars(value)            # a live view of the class's namespace
+            for key in list(members):
+                out.note('{}.{}'.format(label, key), members, key, _member_of)
         elif isinstance(value, dict):
             for key, member in list(value.items()):
                 if isinstance(member, types.FunctionType):
-                    _note('{}[{!r}]'.format(label, key), member, out)
+                    out.note('{}[{!r}]'.format(label, key), value, key)
 
 
-def _note_codec(label, bound, out):
+def _note_codec(label, space, key, out):
     """The worker's JSON encoder or decoder (a bound method): the object, its settings and the
     functions it holds, which an attribute set on it would replace."""
-    _note(label, bound, out)
+    bound = space.get(key)
+    out.note(label, space, key)
     owner = getattr(bound, '__self__', None)
     if owner is None:
         return
-    out[label + '.__self__'] = (id(owner), id(type(owner)))
-    for key, value in list(vars(owner).items()):
-        if callable(value):
-            _note('{}.{}'.format(label, key), value, out)
-        elif isinstance(value, (bool, int, float, str, tuple, type(None))):
-            out['{}.{}'.format(label, key)] = ('value', repr(value))
+    out.note(label + '.__self__', {'self': owner}, 'self', _owner)
+    state = vars(owner)
+    for attr, value in list(state.items()):
+        out.note('{}.{}'.format(label, attr), state, attr, _ident if callable(value) else _plain)
 
 
 def _fingerprint():
     """What the grader's modules bind: for each name, the object's identity and, for functions,
-    their code and defaults (patching a function's code in place changes no identity). The
-    worker's own module (`__main__`: its dispatch `_handle`, the table `_HANDLERS`, the framing),
-    its JSON encoder and decoder and the standard library's `json` they run on are part of it."""
-    out = {}
+    their code and defaults. The worker's own module (`__main__`: its dispatch `_handle`, the
+    table `_HANDLERS`, the framing), its JSON encoder and decoder and the standard library's
+    `json` they run on are part of it. Each module itself is noted where `sys.modules` holds it."""
+    out = _Print()
     for name, module in list(sys.modules.items()):
         if module is None or not (name == 'grader' or name.startswith('grader.')):
             continue
+        out.note(name, sys.modules, name)
         _note_module(name, module, out)
     main = _WORKER
     if main is not None:
-        out['__main__'] = (id(sys.modules.get('__main__')),)
+        out.note('__main__', sys.modules, '__main__')
         _note_module(WORKER_MODULE, main, out, own='__main__')
         for codec in ('_encode_json', '_decode_json'):
-            _note_codec('{}.{}'.format(WORKER_MODULE, codec), vars(main).get(codec), out)
+            _note_codec('{}.{}'.format(WORKER_MODULE, codec), vars(main), codec, out)
         for name in _JSON_MODULES:
             module = sys.modules.get(name)
             if module is not None:
+                out.note(name, sys.modules, name)
                 _note_module(name, module, out)
     return out
 
 
 def _changes(before):
-    after = _fingerprint()
-    return sorted(label for label, ident in before.items() if after.get(label) != ident)
+    """The labels of `before` (a `_Print`) whose binding differs now: each read again where it
+    was found. What the places hold is all that is read, so a name rebound, a function's code
+    swapped, a class member replaced, a module taken out of `sys.modules` all show."""
+    changed = []
+    for label, ident in before.items():
+        space, key, read = before.where[label]
+        try:
+            now = read(space.get(key))
+        except Exception:    # a namespace the learner's code made unreadable: changed
+            now = None
+        if now != ident:
+            changed.append(label)
+    return sorted(changed)
 
 
 def _verify(before):

@@ -46,14 +46,20 @@ def _each_process(leaf: str) -> list[tuple[int, str]] | None:
     except OSError:
         return None
     out = []
-    for name in names:
+    for name in names:   # raw reads: a scan runs once per request of every worker
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/{leaf}", "rb") as f:
-                out.append((int(name), f.read().decode("ascii", "replace")))
+            fd = os.open(f"/proc/{name}/{leaf}", os.O_RDONLY)
         except OSError:
             continue
+        try:
+            data = os.read(fd, 1 << 16)   # a stat or status file is far shorter
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        out.append((int(name), data.decode("ascii", "replace")))
     return out
 
 

@@ -88,8 +88,14 @@ def load_all():
     return CHECKS
 
 
+_IMPORTED = set()   # the packages whose modules are imported (listed once per process)
+
+
 def _import_package(name, path):
     import importlib
     import pkgutil
+    if name in _IMPORTED:
+        return
     for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
         importlib.import_module('{}.{}'.format(name, info.name))
+    _IMPORTED.add(name)

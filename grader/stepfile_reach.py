@@ -73,10 +73,21 @@ def regression(step: int, defined, already=()) -> tuple:
     `defined_names`; None: unreadable) answers for, minus the ids in `already`."""
     if defined is None:
         return ()
+    return tuple(later for use, need, later in _fitting(step, already) if need.names <= defined)
+
+
+def any_regression(step: int, already=()) -> tuple:
+    """Every check of earlier step files that some step-`step` file may answer for, as it would
+    re-run there (to look a check up by its id: a repro, `--only`)."""
+    return tuple(later for _, _, later in _fitting(step, already))
+
+
+def _fitting(step: int, already):
+    """(use, Needs, the use as it re-runs) for each earlier check whose names can be read and
+    whose call convention and backward the step-`step` API has, not retired by then."""
     mine = convention(step)
-    out = []
     for use, need in regression_candidates(step):
-        if need.names is None or use.id in already or not need.names <= defined:
+        if need.names is None or use.id in already:
             continue
         if mine == 'list' and not need.names <= {'Variable'}:
             continue          # a step-11 Function takes a list: the one-Variable checks do not fit
@@ -86,19 +97,7 @@ def regression(step: int, defined, already=()) -> tuple:
             continue
         later = at_step(use, step)
         if later is not None:
-            out.append(later)
-    return tuple(out)
-
-
-def any_regression(step: int, already=()) -> tuple:
-    """Every check of earlier step files that some step-`step` file may answer for, as it would
-    re-run there (to look a check up by its id: a repro, `--only`)."""
-    out = []
-    for use, need in regression_candidates(step):
-        later = at_step(use, step)
-        if need.names is not None and later is not None and use.id not in already:
-            out.append(later)
-    return tuple(out)
+            yield use, need, later
 
 
 def at_step(use, step: int):

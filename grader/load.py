@@ -158,7 +158,20 @@ def _has_code(path: Path) -> bool:
     return any(not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in tree.body)
 
 
-PARSE_AT_MOST = 8 * 2**20   # bytes of one file `beyond_the_parser` reads
+PARSE_AT_MOST = 8 * 2**20   # bytes of one submitted file this side parses
+
+
+def syntax_tree(path) -> ast.Module | None:
+    """The syntax tree of one of the submission's Python files, parsed on this side, or None
+    where the file is larger than PARSE_AT_MOST, cannot be read or is not Python. A file nested
+    deeper than Python's parser goes raises RecursionError or MemoryError: what that means is
+    the caller's to say."""
+    try:
+        if os.stat(path).st_size > PARSE_AT_MOST:
+            return None
+        return ast.parse(Path(path).read_bytes(), str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None
 
 
 def beyond_the_parser(root: Path) -> str | None:
@@ -170,13 +183,9 @@ def beyond_the_parser(root: Path) -> str | None:
         if not rel.endswith(".py"):
             continue
         try:
-            if os.stat(path).st_size > PARSE_AT_MOST:
-                continue
-            ast.parse(Path(path).read_bytes())
+            syntax_tree(path)
         except (RecursionError, MemoryError):
             return rel
-        except (SyntaxError, ValueError, OSError):
-            continue
     return None
 
 

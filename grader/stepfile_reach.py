@@ -28,12 +28,11 @@ import functools
 import typing
 from pathlib import Path
 
-from grader import assignments
+from grader import assignments, load
 
 SCENARIOS = Path(__file__).resolve().parent / 'sandboxed' / 'probes' / 'scenarios'
 EXPRESSIONS_OF_EARLY_FN = 'fn_before_core.py'   # the `expr.*` registry `grad.early` reads
 TESTS = '<tests>'            # the file's own unit tests (a TestCase class, test_* functions)
-PARSE_AT_MOST = 2_000_000    # bytes of one file read here; a larger one is not looked into
 _IMPORTS_AT_MOST = 50        # own modules followed from the step file
 
 _DUNDERS = {'add': '__add__', 'radd': '__radd__', 'sub': '__sub__', 'rsub': '__rsub__',
@@ -311,10 +310,8 @@ def defined_names(path: Path, roots) -> frozenset | None:
 
 def _tree(path: Path):
     try:
-        if path.stat().st_size > PARSE_AT_MOST:
-            return None
-        return ast.parse(path.read_bytes(), str(path))
-    except (SyntaxError, ValueError, OSError, RecursionError, MemoryError):
+        return load.syntax_tree(path)   # None: too large, unreadable, not Python
+    except (RecursionError, MemoryError):   # nested past the parser
         return None
 
 

@@ -72,10 +72,6 @@ def _ident(value):
     return None
 
 
-def _member(value):
-    return getattr(value, '__func__', value)
-
-
 def _plain(value):
     return ('value', repr(value)) if isinstance(value, (bool, int, float, str, tuple, type(None))) \
         else None
@@ -102,7 +98,8 @@ class _Print(dict):
 
 
 def _member_of(value):
-    return _ident(_member(value))
+    """A class member as the tripwire follows it: a classmethod's or staticmethod's function."""
+    return _ident(getattr(value, '__func__', value))
 
 
 def _note_module(name, module, out, own=None):

@@ -27,7 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import assignments, faults, load, selftest  # noqa: E402
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest  # noqa: E402
 
 
 def make_class(dest: Path, step: int, size: int, work: Path) -> dict:
@@ -53,7 +55,7 @@ def _env():
 
 def time_batch(submissions: Path, step: int, jobs: int, out: Path, sandbox: str = 'auto') -> float:
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, '-m', 'grader', 'batch', str(submissions), '--step',
+    proc = subprocess.run([sys.executable, '-m', 'dezero_grader', 'batch', str(submissions), '--step',
                            str(step), '--out', str(out), '--jobs', str(jobs), '--sandbox', sandbox],
                           cwd=ROOT, env=_env(), capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -67,7 +69,7 @@ def time_subprocesses(submissions: Path, step: int, jobs: int, out: Path) -> flo
     entries = sorted(submissions.iterdir())
 
     def one(path):
-        subprocess.run([sys.executable, '-m', 'grader', 'check', str(path), '--step', str(step),
+        subprocess.run([sys.executable, '-m', 'dezero_grader', 'check', str(path), '--step', str(step),
                         '--json', str(out / (path.name + '.json'))], cwd=ROOT, env=_env(),
                        capture_output=True)
 
@@ -95,7 +97,7 @@ def main():
               '{} CPUs, load average {:.1f}'.format(args.size, args.step, kinds['reference'],
                                                     kinds['fault'], os.cpu_count(),
                                                     os.getloadavg()[0]))
-        subprocess.run([sys.executable, '-m', 'grader', 'check',
+        subprocess.run([sys.executable, '-m', 'dezero_grader', 'check',
                         str(selftest.reference_source(args.step)), '--step', str(args.step)],
                        cwd=ROOT, env=_env(), capture_output=True)   # warm the reference cache
         rows, runs = [], 0

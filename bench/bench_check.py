@@ -19,10 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
-import reference  # noqa: E402
-from grader import assignments, load, run  # noqa: E402
-from grader.observe import Target, observe, observe_reference  # noqa: E402
-from grader.sandbox import Limits, Worker  # noqa: E402
+from dezero_grader import reference  # noqa: E402
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import run
+from dezero_grader.grading.observe import Target, observe, observe_reference  # noqa: E402
+from dezero_grader.intake import load  # noqa: E402
+from dezero_grader.isolation.worker_process import Limits, Worker  # noqa: E402
 
 
 def timed(fn, repeat):

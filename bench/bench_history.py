@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader.gitrepo import git_env  # noqa: E402
+from dezero_grader.intake.gitrepo import git_env  # noqa: E402
 
 
 def _env():
@@ -53,7 +53,7 @@ def add_step(repo: Path, step: int) -> None:
 
 def _run(*args):
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, '-m', 'dezero_grader', *map(str, args)], cwd=ROOT,
                           env=_env(), capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 1):

@@ -30,7 +30,7 @@ def cpu_of(cmd):
 
 
 def measure(step, only, repeat, seed):
-    cmd = [sys.executable, '-m', 'grader', 'check', str(ROOT / 'reference'), '--step', str(step),
+    cmd = [sys.executable, '-m', 'dezero_grader', 'check', str(ROOT / 'reference'), '--step', str(step),
            '--seed', str(seed), '--sandbox', 'basic']
     for check in only:
         cmd += ['--only', check]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from grader import selftest  # noqa: E402
+from dezero_grader.proof import selftest  # noqa: E402
 
 
 def findings(outcome):

@@ -101,7 +101,7 @@ def prepare(repos: Path, subs: Path) -> None:
 
 def grade(subs: Path, out: Path, steps, jobs: int, extra) -> None:
     for step in steps:
-        cmd = [sys.executable, '-m', 'grader', 'batch', str(subs), '--step', str(step),
+        cmd = [sys.executable, '-m', 'dezero_grader', 'batch', str(subs), '--step', str(step),
                '--out', str(out / 'step{:02d}'.format(step)), '--jobs', str(jobs)] + list(extra)
         print('$', ' '.join(cmd), flush=True)
         subprocess.run(cmd)

@@ -40,9 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
-import reference  # noqa: E402
-from grader import mutation_record, run, scorecard  # noqa: E402
-from grader.status import FAILING  # noqa: E402
+from dezero_grader import reference  # noqa: E402
+from dezero_grader.grading import run
+from dezero_grader.proof import mutation_record
+from dezero_grader.records.status import FAILING  # noqa: E402
+from dezero_grader.scoring import scorecard_write  # noqa: E402
 
 # (file, class or function) -> the step whose own checks grade it (the step that adds it)
 OWNERS = mutation_record.OWNERS
@@ -234,7 +236,7 @@ def main(argv=None):
               len(rows) - killed))
     if args.record:
         mutation_record.write({
-            'schema_version': '1.0', 'measured_at': scorecard.utc_now(),
+            'schema_version': '1.0', 'measured_at': scorecard_write.utc_now(),
             'key': mutation_record.key(OWNERS.values()), 'grade_seed': args.grade_seed,
             'mutants': len(rows), 'rejected': killed, 'by_judgment': judged,
             'survivors': [{k: r[k] for k in ('file', 'owner', 'method', 'line', 'mutation', 'step',

@@ -1,7 +1,8 @@
 """Repository-wide test setup: import paths, the simulated device, and the `device` fixture.
 
-Runs before any test module: it makes `grader` and `reference` importable from a plain checkout
-(no installation), puts the reference DeZero's folder on ``sys.path`` so that ``import dezero``
+Runs before any test module: it makes `dezero_grader` importable from the checkout (its
+reference, `dezero_grader.reference`, is the checkout's reference/ folder, mapped in by the
+editable install), puts the reference DeZero's folder on ``sys.path`` so that ``import dezero``
 means the reference, and installs the simulated device *before* DeZero is imported, because
 ``dezero.cuda`` decides ``gpu_enable`` (and which array types a Variable accepts) at import time.
 
@@ -26,8 +27,8 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from reference import ROOT as _DEZERO_ROOT  # noqa: E402
-from grader import bwrap as _bwrap  # noqa: E402
+from dezero_grader.isolation import bwrap as _bwrap  # noqa: E402
+from dezero_grader.reference import ROOT as _DEZERO_ROOT  # noqa: E402
 
 # Hypothesis profiles for every property test and fuzz target of the suite: "ci" (the default)
 # runs the same examples on every run and keeps no database; "soak" runs 20,000 examples
@@ -76,21 +77,21 @@ def _install_simulated_device():
     Absent (not importable, or without ``install``) means the "sim" tests skip; present but
     raising means they fail with the error, while the host tests still run."""
     try:
-        simdevice = importlib.import_module('grader.sandboxed.simdevice')
+        simdevice = importlib.import_module('dezero_grader.sandboxed.simdevice')
     except ImportError as exc:
         return None, 'simulated device not importable yet ({}: {})'.format(
             type(exc).__name__, exc), None
     except Exception as exc:
-        return None, None, 'importing grader.sandboxed.simdevice raised {}: {}'.format(
+        return None, None, 'importing dezero_grader.sandboxed.simdevice raised {}: {}'.format(
             type(exc).__name__, exc)
     install = getattr(simdevice, 'install', None)
     if install is None:
-        return None, 'simulated device has no install() yet (grader.sandboxed.simdevice is incomplete)', None
+        return None, 'simulated device has no install() yet (dezero_grader.sandboxed.simdevice is incomplete)', None
     try:
         install(era='current')
         return importlib.import_module('cupy'), None, None
     except Exception as exc:
-        return None, None, 'grader.sandboxed.simdevice.install(era="current") raised {}: {}'.format(
+        return None, None, 'dezero_grader.sandboxed.simdevice.install(era="current") raised {}: {}'.format(
             type(exc).__name__, exc)
 
 

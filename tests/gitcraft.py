@@ -103,8 +103,10 @@ def canned_grading(monkeypatch, outcome=None):
     (an invalid scorecard, code `syntax-error`), or a problem code (`grader-error`, ...) that
     the grading gets instead. Returns the list of gradings asked for."""
     import time
-    from grader import assignments, run, scorecard
-    from grader.history import grading
+    from dezero_grader.catalogue import assignments
+    from dezero_grader.grading import run
+    from dezero_grader.scoring import scorecard_write
+    from dezero_grader.history import grading
 
     asked = []
 
@@ -117,7 +119,7 @@ def canned_grading(monkeypatch, outcome=None):
             if code:
                 g.problem = {'code': code, 'message': 'canned: ' + code}
                 continue
-            g.doc = scorecard.invalid(g.subset, assignments.load(g.step), self.options,
+            g.doc = scorecard_write.invalid(g.subset, assignments.load(g.step), self.options,
                                       run.resolve_device(self.options.device), 'syntax-error',
                                       'canned: not graded', seed=0, started=time.perf_counter())
             self.graded_now += 1

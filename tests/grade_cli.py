@@ -24,13 +24,13 @@ def run_to_end(argv, *, timeout=HANG_S, **kwargs):
 
 
 def dezero_grade(*args, cwd=ROOT, expect=None, timeout=HANG_S, text=True, **kwargs):
-    """`python -m grader ARGS` from `cwd`, its output captured. `expect`: the exit statuses the
+    """`python -m dezero_grader ARGS` from `cwd`, its output captured. `expect`: the exit statuses the
     caller accepts (anything else fails the test, showing the output); None accepts all. `text`:
     False keeps the output as bytes (for output that need not be UTF-8). `timeout` only catches a
     hang, and fails the test saying so."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop('OMP_NUM_THREADS', None)   # the grader decides its workers' threads itself
-    proc = run_to_end([sys.executable, '-m', 'grader', *map(str, args)], cwd=cwd, env=env,
+    proc = run_to_end([sys.executable, '-m', 'dezero_grader', *map(str, args)], cwd=cwd, env=env,
                       capture_output=True, text=text, timeout=timeout, **kwargs)
     if expect is not None and proc.returncode not in expect:
         raise AssertionError('dezero-grade {} exited {}:\n{}\n{}'.format(

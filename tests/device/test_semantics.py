@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 
-import grader.sandboxed.simdevice as sd
+import dezero_grader.sandboxed.simdevice as sd
 
 IMPLICIT = "Implicit conversion to a NumPy array is not allowed"
 UNSUPPORTED_NDARRAY = "Unsupported type <class 'numpy.ndarray'>"

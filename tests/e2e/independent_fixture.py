@@ -5,7 +5,7 @@ grade it."""
 import shutil
 from pathlib import Path
 
-import reference
+from dezero_grader import reference
 
 OVERLAY = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent'
 

@@ -6,9 +6,10 @@ import shutil
 
 import pytest
 
-import reference
-from grader import diagnose, report
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader.grading import diagnose
+from dezero_grader.present import terminal
+from dezero_grader.records.status import FAILING
 
 from test_check import grade
 
@@ -51,14 +52,14 @@ def test_book_like_code_is_accepted_and_its_advice_is_shown_apart(accepted):
     assert doc['verdict'] == 'accept' and doc['score']['earned'] == doc['score']['possible']
     assert 'step53/state.save_keeps_device' in advice and len(advice) >= 2
     assert all(c['advice'] for c in doc['diagnosis']['causes'])
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert '✗' not in text
     counted = len(diagnose.counted_ids(doc['checks'], doc['profile']))
     # the counted checks' line, with the regression it re-ran, then the advice apart
     assert re.search(r'checks: all {} counted pass(; \d+ of them re-run the contracts of steps '
                      r'[\d-]+ \(regression\))?; advice, not counted: {} failed'.format(
                          counted, len(advice)), text)
-    assert text.index(report.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')
+    assert text.index(terminal.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')
     assert '{} advice check'.format(len(advice)) in doc['reason']
 
 
@@ -74,6 +75,6 @@ def test_a_bias_gradient_bug_is_root_cause_1_above_the_advice(tmp_path):
     assert not first['advice'] and set(first['checks']) <= deciding
     assert 'step57/conv2d.overlap' in first['checks']
     assert first['error']['function'] == 'F.conv2d' and first['error']['part'] == 'backward'
-    text = report.render(doc)
-    assert text.index('  1. ') < text.index('✗ step57/') < text.index(report.ADVICE_HEAD)
-    assert text.index(report.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')
+    text = terminal.render(doc)
+    assert text.index('  1. ') < text.index('✗ step57/') < text.index(terminal.ADVICE_HEAD)
+    assert text.index(terminal.ADVICE_HEAD) < text.index('· step53/state.save_keeps_device')

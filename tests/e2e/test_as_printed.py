@@ -16,9 +16,12 @@ import sys
 
 import pytest
 
-import reference
-from grader import assignments, cli, faults, load, repro
-from grader.export import Graded, Submission, gradescope, junit
+from dezero_grader import reference
+from dezero_grader import cli
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.export import Graded, Submission, gradescope, junit
+from dezero_grader.grading import repro_snippets
+from dezero_grader.intake import load
 from grade_cli import HANG_S, ROOT, dezero_grade
 
 STEP = 52
@@ -96,9 +99,9 @@ def test_exports_say_how_to_run_it_on_the_learners_own_machine(togpu, inside):
     doc = inside[1]
     results = gradescope.results(doc, output_format='md')
     assert '--repro-dir DIR' not in results['output']       # a learner there cannot add it
-    assert repro.IN_YOUR_FOLDER in results['output']
+    assert repro_snippets.IN_YOUR_FOLDER in results['output']
     failed = [t for t in results['tests'] if t['status'] == 'failed']
-    assert failed and all(repro.IN_YOUR_FOLDER in t['output'] for t in failed)
+    assert failed and all(repro_snippets.IN_YOUR_FOLDER in t['output'] for t in failed)
     suites = junit.record(Graded((Submission('togpu', doc),), None, None, togpu))['suites']
     details = [c['detail'] for c in suites[0]['cases'] if c['outcome'] != 'passed']
     commands = _printed(failed[0]['output']) + _printed(details[0])
@@ -118,7 +121,7 @@ def test_a_closed_stdout_loses_no_file(tmp_path):
     base = load.prepare(reference.ROOT, step, tmp_path / 'base')
     variant = faults.inject(base.root, tmp_path / 'sigmoid', fault, base.entry)
     env = dict(__import__('os').environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, '-m', 'grader', 'check', str(variant), '--step',
+    proc = subprocess.Popen([sys.executable, '-m', 'dezero_grader', 'check', str(variant), '--step',
                              str(step), '--only', 'step43/network', '--html', 'r.html',
                              '--graph-dir', 'graphs', '--json', 'card.json'], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

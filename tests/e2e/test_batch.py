@@ -22,10 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, batch, faults, load, schema, scorecard, selftest
-from grader.batch import grading, pool
-from grader.progress import Progress
-from grader.status import FAILING, VERDICTS
+from dezero_grader import batch
+from dezero_grader.batch import grading, pool
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
+from dezero_grader.present.progress import Progress
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING, VERDICTS
+from dezero_grader.scoring import scorecard_write
 from grade_cli import HANG_S, dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +155,7 @@ _ADDRESS = re.compile(r'0x[0-9a-f]+')
 def _comparable(doc: dict) -> dict:
     """`scorecard.stable`, and the part of a timed-out import's output tail that names the run's
     own scratch folder and thread (it differs between any two runs, killed or not)."""
-    doc = scorecard.stable(doc)
+    doc = scorecard_write.stable(doc)
     if 'invalid' in doc:
         tail = _ADDRESS.sub('0x?', _SCRATCH.sub('<scratch>/', doc['invalid']['output_tail']))
         doc = dict(doc, invalid=dict(doc['invalid'], output_tail=tail))
@@ -305,7 +310,7 @@ def test_killed_at_random_points_then_restarted_loses_and_corrupts_nothing(klass
     out = tmp_path / 'out'
     seed = int(os.environ.get('DEZERO_KILL_SEED', '20260'))
     rng = random.Random(seed)
-    command = [sys.executable, '-m', 'grader', 'batch', str(subset), '--step', str(STEP),
+    command = [sys.executable, '-m', 'dezero_grader', 'batch', str(subset), '--step', str(STEP),
                '--out', str(out), '--jobs', '2', '--timeout', TIMEOUT]
     kills = []
     # SIGKILL of the whole group (nothing can clean up), SIGTERM of the batch alone (a cancelled
@@ -564,10 +569,10 @@ def test_a_grading_that_hangs_is_stopped_and_the_batch_ends(tmp_path):
 def slow_grade(task):
     """A stand-in for the batch's grading function: a grading three times as long as its
     watchdog, that keeps making progress (as a healthy grading on a loaded machine does)."""
-    from grader import sandbox
+    from dezero_grader.isolation import worker_process
     for _ in range(36):
         time.sleep(0.5)
-        sandbox.beat()
+        worker_process.beat()
     return {'id': task.id, 'ok': True, 'verdict': 'accept', 'earned': 1.0, 'possible': 1.0}
 
 
@@ -602,7 +607,7 @@ def test_the_cron_recipe_grades_resumes_and_exports(tmp_path):
     (tmp_path / 'roster.csv').write_text('submission,student,id,lti_user_id\n'
                                          'alice,"L, Alice",1,lti-a\nbob,"B, Bob",2,lti-b\n')
     grade = tmp_path / 'dezero-grade'
-    grade.write_text('#!/bin/sh\nexec "{}" -m grader "$@"\n'.format(sys.executable))
+    grade.write_text('#!/bin/sh\nexec "{}" -m dezero_grader "$@"\n'.format(sys.executable))
     grade.chmod(0o755)
     env = dict(_env(), STEP=str(STEP), SUBMISSIONS=str(submissions), OUT=str(tmp_path / 'graded'),
                ROSTER=str(tmp_path / 'roster.csv'), JOBS='1', GRADE=str(grade), LTI='1')
@@ -650,7 +655,7 @@ def test_the_github_actions_recipe_uses_real_commands_and_every_shard():
     shards = jobs['grade']['strategy']['matrix']['shard']
     assert shards == list(range(1, int(workflow['env']['SHARDS']) + 1))
     assert 'grade' in jobs['merge']['needs'] and jobs['merge']['if'].startswith('always()')
-    from grader import cli
+    from dezero_grader import cli
     parser = cli.build_parser()
     commands = _workflow_commands(text)
     assert {c[0] for c in commands} == {'batch', 'merge', 'export'}

@@ -13,8 +13,10 @@ import sys
 
 import pytest
 
-from grader import run, schema, selftest
-from grader.sandbox import Limits
+from dezero_grader.grading import run
+from dezero_grader.isolation.worker_process import Limits
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
 
 LOOPS_PER_CORE = 4
 STEPS = (9, 33, 52)
@@ -56,7 +58,7 @@ def test_a_grading_out_of_wall_clock_on_a_busy_machine_is_graded_again_and_says_
     # the first observation of the learner's code ends as the sandbox reports a wall-clock
     # timeout on a busy machine (here made so: a load cannot be made to order); the grader
     # observes it again, once, and keeps the second
-    from grader import observe as observe_mod
+    from dezero_grader.grading import observe as observe_mod
     real, calls = run.observe, []
     busy = ('your code did not finish within 30 s of wall-clock time in one request (its CPU-time '
             'limit is 3 s), using only 0.4 s of CPU time: the machine was busy and kept it waiting '
@@ -83,7 +85,7 @@ def test_a_submission_that_waits_without_end_is_not_graded_again(tmp_path):
     # The limits are the corpus's (3 s of CPU, so 30 s of wall clock): the machine is busy when
     # the processes spent a quarter of the wall clock waiting for a CPU, and on a loaded machine
     # the import before the sleep may wait seconds for one; a quarter of 5 s it could exceed
-    from grader import load
+    from dezero_grader.intake import load
     sub = load.prepare(selftest.reference_source(52), 52, tmp_path / 'sub')
     entry = sub.root / 'dezero' / '__init__.py'
     entry.write_text(entry.read_text() + '\nimport time\ntime.sleep(600)\n')

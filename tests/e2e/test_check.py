@@ -5,9 +5,13 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import assignments, faults, load, run, schema, scorecard
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
+from dezero_grader.scoring import scorecard_write
 from grade_cli import dezero_grade
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,8 +54,8 @@ def test_planted_layer_to_gpu_bug_is_rejected_by_the_check_that_targets_it(tmp_p
     assert 'params()' in layer['hint']
     assert layer['repro'].startswith('# Reproduces step52/device.layer')
     # the report says where to look
-    from grader import report
-    text = report.render(doc)
+    from dezero_grader.present import terminal
+    text = terminal.render(doc)
     assert 'REJECT' in text and 'step52/device.layer' in text and 'hint:' in text
 
 
@@ -66,8 +70,8 @@ def test_checks_that_cannot_be_judged_earn_nothing_and_block_the_accept(tmp_path
     assert all(c['earned'] == 0 for c in skipped)
     assert doc['score']['earned'] == sum(c['earned'] for c in doc['checks'])
     assert doc['score']['earned'] < doc['score']['possible']
-    from grader import report
-    text = report.render(doc)
+    from dezero_grader.present import terminal
+    text = terminal.render(doc)
     assert 'INCOMPLETE' in text and 'not judged here' in text
     # the same code on the simulated device is judged, and its bug found
     assert grade(broken, 52)['verdict'] == 'reject'
@@ -93,7 +97,7 @@ def test_extension_tier_decides_only_under_the_extension_profile(tmp_path):
 def test_same_submission_and_seed_give_the_same_scorecard():
     a = grade(reference.ROOT, 55)
     b = grade(reference.ROOT, 55, use_cache=False)
-    assert scorecard.stable(a) == scorecard.stable(b)
+    assert scorecard_write.stable(a) == scorecard_write.stable(b)
     c = grade(reference.ROOT, 55, seed=SEED + 1)
     assert c['seed'] != a['seed']
 
@@ -123,7 +127,7 @@ def test_broken_submissions_get_a_valid_invalid_scorecard(tmp_path, name, source
 
 
 def test_an_infinite_loop_at_import_is_stopped_and_reported(tmp_path):
-    from grader.sandbox import Limits
+    from dezero_grader.isolation.worker_process import Limits
     # one line, so that 'where it was running' cannot differ between the two runs
     root = _package(tmp_path, 'loops', 'while True: pass\n')
     doc = grade(root, 52, limits=Limits(call_s=2, total_s=10))
@@ -132,7 +136,7 @@ def test_an_infinite_loop_at_import_is_stopped_and_reported(tmp_path):
     assert 'dezero/__init__.py' in doc['invalid']['message'] + doc['invalid'].get('output_tail', '')
     # graded again: the same scorecard, stack dump included (no scratch paths, no addresses)
     again = grade(root, 52, limits=Limits(call_s=2, total_s=10))
-    assert scorecard.stable(again) == scorecard.stable(doc)
+    assert scorecard_write.stable(again) == scorecard_write.stable(doc)
 
 
 def test_no_entry_says_what_it_looked_for(tmp_path):
@@ -243,7 +247,7 @@ def test_relative_paths_work_as_a_user_types_them(tmp_path):
 
 
 def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learner(monkeypatch):
-    from grader import observe as obs
+    from dezero_grader.grading import observe as obs
     real = obs.observe
     calls = []
 

@@ -4,9 +4,10 @@ and the hints say forward or backward as the evidence does."""
 import re
 import shutil
 
-import reference
-from grader import diagnose, report
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader.grading import diagnose
+from dezero_grader.present import terminal
+from dezero_grader.records.status import FAILING
 
 from test_check import grade
 
@@ -37,7 +38,7 @@ def test_a_tanh_backward_without_return_is_named_with_a_hint(tmp_path):
     assert 'step35/tanh' in first['checks'] and len(first['checks']) == len(_failing(doc))
     tanh = next(c for c in doc['checks'] if c['id'] == 'step35/tanh')
     assert 'return' in tanh['hint']
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert '1. the backward of F.tanh gives no gradient (None) for input 0' in text
 
 
@@ -108,5 +109,5 @@ def test_an_expectation_with_nothing_to_compare_says_so_in_a_sentence(tmp_path):
     # was there instead of None
     assert finding['evidence']['found'].startswith('a value where None was expected: ')
     assert 'expected' not in finding['evidence']
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert 'expected: null' not in text and 'found: a value where None was expected' in text

@@ -5,11 +5,12 @@ import shutil
 
 import pytest
 
-import reference
-from grader import diagnose, report
+from dezero_grader import reference
+from dezero_grader.grading import diagnose
+from dezero_grader.present import terminal
 
 from test_check import grade, variant
-from grader.status import FAILING
+from dezero_grader.records.status import FAILING
 
 SEED = 99   # the stored fingerprints were measured at selftest's seed, 2026
 
@@ -27,7 +28,7 @@ def test_the_injected_fault_is_the_one_root_cause(tmp_path, step, fault_id):
     failing = [c['id'] for c in doc['checks'] if c['status'] in FAILING]
     assert sorted(d['causes'][0]['checks']) == sorted(failing) and d['unexplained'] == []
     assert all(c['faults'][0]['id'] == fault_id for c in doc['checks'] if c['id'] in failing)
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert text.index('root causes') < text.index('✗ ')
     assert 'root cause 1: {}'.format(fault_id) in text
     shown = text.count('root cause 1: {}'.format(fault_id))
@@ -46,6 +47,6 @@ def test_an_empty_init_is_one_cause_and_a_short_report(tmp_path):
     d = doc['diagnosis']
     assert len(d['causes']) == 1 and d['unexplained'] == []
     assert 'Variable' in d['causes'][0]['error']['names']
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert len(text.splitlines()) < 60
     assert text.count('hint:') <= 2

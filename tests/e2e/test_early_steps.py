@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import assignments, cli, faults, load, run, schema, selftest
-from grader.sandboxed.probes.handlers import _exec_single_file
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader import cli
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
+from dezero_grader.sandboxed.probes.handlers import _exec_single_file
 from grade_cli import run_to_end
 
 FIXTURES = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent_early'

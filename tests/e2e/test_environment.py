@@ -4,9 +4,10 @@ on a reader's machine. The grader's own probes work on the NumPy of either era (
 import shutil
 from pathlib import Path
 
-import reference
-from grader import run, schema
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader.grading import run
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
 
 SEED = 1234
 
@@ -177,8 +178,9 @@ def test_the_reference_imports_without_cupy_at_every_stage():
 
 def test_the_import_check_fails_on_the_injected_fault_that_needs_cupy(tmp_path):
     # the fault library's own variant, in a step file and in a package
-    from grader import faults, load
-    from grader.model import Fault
+    from dezero_grader.catalogue import faults
+    from dezero_grader.intake import load
+    from dezero_grader.records.dataflow import Fault
     fault = Fault(id='cupy-needed-at-import', step=0, title='unguarded import cupy', tier='book',
                   hint='', caught_by=(), patch='cupy_needed_at_import')
     for step, source in ((9, Path(reference.ROOT) / 'steps'), (57, Path(reference.ROOT))):

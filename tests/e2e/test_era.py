@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import batch, report, run, schema
-from grader.sandboxed.probes import compat
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader import batch
+from dezero_grader.grading import run
+from dezero_grader.present import terminal
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
+from dezero_grader.sandboxed.probes import compat
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 1234
@@ -59,7 +62,7 @@ def test_book_era_code_is_accepted_with_full_marks_and_its_drifts_listed(book_pa
         d = DRIFT[f['api']]
         assert (f['message'], f['since'], f['fix']) == (d.breaks, d.since, d.fix)
     # prominent in the terminal report, right under the verdict
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert text.index('compatibility findings') < text.index('checks:')
     assert '{} at {}'.format('numpy.int', where['numpy.int']) in text
 
@@ -116,11 +119,11 @@ def test_batch_takes_the_era_and_counts_the_drifts(tmp_path, book_package):
 
 
 def test_the_cli_documents_one_era_option_for_check_batch_and_the_autograder(tmp_path):
-    from grader.cli import build_parser
+    from dezero_grader.cli import build_parser
     parser = build_parser()
     assert parser.parse_args(['check', '.', '--step', '52']).era == 'book'
     assert parser.parse_args(['batch', '.', '--step', '52', '--out', 'o', '--era',
                               'current']).era == 'current'
-    from grader.export import autograder
+    from dezero_grader.export import autograder
     folder = autograder.write_folder(tmp_path / 'ag', 52, era='current', make_zip=False)
     assert '--era current' in (folder / 'run_autograder').read_text(encoding='utf-8')

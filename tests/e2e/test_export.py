@@ -16,9 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, diagnose, faults, load, report, schema, selftest
-from grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
-from grader.status import FAILING
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.export import ExportError, Graded, Submission, autograder, gradescope, junit
+from dezero_grader.grading import diagnose
+from dezero_grader.intake import load
+from dezero_grader.present import terminal
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
 from grade_cli import dezero_grade, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +94,7 @@ def test_gradescope_results_follow_the_specification(graded_batch):
         results = json.loads((root / 'gs' / ident / 'results.json').read_text())
         assert not schema.errors('gradescope-results', results)
         assert results['score'] == doc['score']['earned']
-        assert results['output'] == report.render(doc)
+        assert results['output'] == terminal.render(doc)
         assert sum(t['score'] for t in results['tests']) == results['score']
         assert 'Traceback' not in json.dumps(results)
         own_book = [c for c in doc['checks'] if not c['regression'] and c['tier'] == 'book']
@@ -300,7 +305,10 @@ def test_the_autograder_folder_is_ready_to_upload(autograder_zip):
     with zipfile.ZipFile(archive) as z:
         names = set(z.namelist())
     assert {'setup.sh', 'run_autograder', 'requirements.txt'} <= names   # at the zip's root
-    assert any(n.startswith('grader/') for n in names) and any(n.startswith('reference/') for n in names)
+    # one package, as installed: the reference and the data inside it
+    for inside in ('reference/dezero/core.py', 'schemas/scorecard.schema.json', 'assignment_files/step01.json'):
+        assert 'dezero_grader/' + inside in names
+    assert not any(n.split('/')[0] in ('grader', 'reference', 'schemas', 'assignments') for n in names)
     for script in ('setup.sh', 'run_autograder'):
         assert os.access(folder / script, os.X_OK)
         assert subprocess.run(['bash', '-n', str(folder / script)]).returncode == 0
@@ -335,7 +343,7 @@ def test_a_grader_failure_still_gives_the_learner_a_clean_result(autograder_zip,
     box = _gradescope_box(tmp_path, autograder_zip)
     (box / 'submission' / 'dezero').mkdir()
     (box / 'submission' / 'dezero' / '__init__.py').write_text('')
-    (box / 'source' / 'schemas' / 'scorecard.schema.json').write_text('{ broken')
+    (box / 'source' / 'dezero_grader' / 'schemas' / 'scorecard.schema.json').write_text('{ broken')
     results, proc = _run_box(box)
     # no grade: no score anywhere, and a test that says grading failed and will be redone
     assert 'score' not in results and results['output'] == autograder.GRADER_FAILED
@@ -427,7 +435,7 @@ def test_every_export_says_how_many_it_wrote_and_left_out(graded_batch, tmp_path
 
 def test_a_hidden_check_leaves_no_trace_in_any_count(graded_batch):
     # with one check hidden, Gradescope's output said "4 checks fail because of it" and listed 3
-    from grader import policy
+    from dezero_grader.scoring import policy
     _, out = graded_batch
     doc = _cards(out)['carol']
     cause = next(c for c in doc['diagnosis']['causes'] if len(c['checks']) > 1)
@@ -455,7 +463,7 @@ def test_a_hidden_check_leaves_no_trace_in_any_count(graded_batch):
 
 
 def test_what_the_policy_took_for_hidden_checks_is_shown_with_them(graded_batch):
-    from grader import policy
+    from dezero_grader.scoring import policy
     _, out = graded_batch
     doc = _cards(out)['dave']       # a rollback: the policy took points for its regression checks
     course = policy.from_document({'schema_version': '1.0', 'visibility': {

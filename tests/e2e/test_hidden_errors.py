@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import run
-from grader.checks import CHECKS, JudgeInput, load_all
-from grader.model import Observation, Probe
+from dezero_grader.checks import CHECKS, JudgeInput, load_all
+from dezero_grader.grading import run
+from dezero_grader.records.dataflow import Observation, Probe
 
-import reference
+from dezero_grader import reference
 
 SEED = 2026
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import schema
-from grader.gitrepo import git_env
+from dezero_grader.intake.gitrepo import git_env
+from dezero_grader.records import schema
 from grade_cli import dezero_grade
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,7 +185,8 @@ def test_deep_names_the_commit_that_broke_an_older_step(tmp_path, packages):
     """A fault of step 40 introduced on the way to step 45: step 45's regression reaches back to
     step 40, so the plain history already makes step 45 a rollback; --deep (step 40's passed
     checks graded again at step 45's commit) also names the commit that introduced it."""
-    from grader import assignments, faults, load
+    from dezero_grader.catalogue import assignments, faults
+    from dezero_grader.intake import load
     fault = next(f for f in assignments.load(40).faults if f.id == 'sum-grad-ignores-gy')
     base = packages['good'].parent
     faults.inject(base, tmp_path / 'v40', fault, load.find_entry(base, 45))

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import load, schema, selftest
-from grader.export import gradescope
-from grader.status import FAILING
+from dezero_grader.export import gradescope
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
 from grade_cli import dezero_grade, run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]

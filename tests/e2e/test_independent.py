@@ -14,11 +14,14 @@ three minutes) grades steps 23-60 under three seeds.
 """
 import pytest
 
-import reference
-from grader import assignments, faults, load, run, schema
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.records import schema
 
 import independent_fixture
-from grader.status import FAILING
+from dezero_grader.records.status import FAILING
 
 SEEDS = (2026, 7, 424242)
 STEPS = range(23, 61)

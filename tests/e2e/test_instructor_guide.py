@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, faults, load, selftest
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / 'docs' / 'instructor-guide.md'
@@ -44,7 +46,7 @@ def _run(argv, cwd):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if shutil.which('bwrap') is None:
         env['DEZERO_GRADER_SANDBOX'] = 'basic'
-    proc = subprocess.run([sys.executable, '-m', 'grader', *argv[1:]], cwd=cwd, env=env,
+    proc = subprocess.run([sys.executable, '-m', 'dezero_grader', *argv[1:]], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, '{}\n{}\n{}'.format(' '.join(argv), proc.stdout, proc.stderr)
     return proc
@@ -99,7 +101,7 @@ def test_the_term_as_the_guide_tells_it(tmp_path):
 
 @pytest.mark.parametrize('line', ['dezero-grade batch', 'dezero-grade export'])
 def test_the_guide_commands_parse(line):
-    from grader import cli
+    from dezero_grader import cli
     _, blocks = _term()
     for argv in (a for b in blocks for a in b):
         if ' '.join(argv).startswith(line):

@@ -10,7 +10,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from grader import load, schema, selftest
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
 from grade_cli import dezero_grade
 
 STEP = 9

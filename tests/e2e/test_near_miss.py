@@ -1,9 +1,9 @@
 """The self-proof sees weak checks: near-miss faults and loosened tolerances.
 
-The catalogue's near misses (`grader/faults/near_miss.py`) scale a Function's gradients by 1.01
+The catalogue's near misses (`dezero_grader/catalogue/faults/near_miss.py`) scale a Function's gradients by 1.01
 or 1.001. At the grader's tolerances every one is rejected, caught by the checks its entry
 names; with the gradient tolerances loosened on the trusted side -- the judges' constants in
-`grader.checks.compare`, monkeypatched here, nothing in the worker -- they end in `accept` and
+`dezero_grader.checks.compare`, monkeypatched here, nothing in the worker -- they end in `accept` and
 `selftest` fails, naming them: a check weakened past a fault's error is a gap selftest reports,
 not a change it absorbs. Step 6 (a single step file: `Exp`'s backward by hand) and step 41 (the
 package: `F.matmul`'s node, and step 40's `Mul` and `SumTo` in its regression) stand for both
@@ -12,9 +12,10 @@ reference -- sees even the 0.1% error on its own.
 """
 import pytest
 
-from grader import assignments, selftest
-from grader.checks import compare
-from grader.faults import near_miss
+from dezero_grader.catalogue import assignments
+from dezero_grader.catalogue.faults import near_miss
+from dezero_grader.checks import compare
+from dezero_grader.proof import selftest
 
 SEED = 2026
 

@@ -7,11 +7,12 @@ The notebooks are made at test time from the reference (the project's own code).
 import re
 
 import nbformat
-import reference
+from dezero_grader import reference
 
 from grade_cli import dezero_grade
-from grader import run, schema
-from grader.status import FAILING
+from dezero_grader.grading import run
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
 
 SEED = 2026
 

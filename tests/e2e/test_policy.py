@@ -17,8 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, batch, faults, load, report, schema, selftest
-from grader.status import FAILING
+from dezero_grader import batch
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
+from dezero_grader.present import terminal
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
+from dezero_grader.records.status import FAILING
 from grade_cli import run_to_end
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +45,7 @@ EXPECTED = {'alice': 'accept', 'carol': 'reject', 'dave': 'rollback', 'erin': 'i
 
 
 def _cli(*args, check=True):
-    proc = run_to_end([sys.executable, '-m', 'grader', *map(str, args)], cwd=ROOT,
+    proc = run_to_end([sys.executable, '-m', 'dezero_grader', *map(str, args)], cwd=ROOT,
                       env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True,
                       text=True)
     if check and proc.returncode != 0:
@@ -136,7 +141,7 @@ def test_one_number_everywhere_for_every_verdict(course, name, tmp_path):
         assert possible == POSSIBLE == summary['assignment']['possible']
         if doc['verdict'] != 'accept':
             assert earned < possible, '{} {} exports full marks'.format(doc['verdict'], ident)
-        assert 'score {:g}/{:g}'.format(earned, possible) in report.render(doc)
+        assert 'score {:g}/{:g}'.format(earned, possible) in terminal.render(doc)
         assert '{} {:g}/{:g}'.format(doc['verdict'], earned, possible) in proc.stderr
         row = next(r for r in summary['submissions'] if r['id'] == ident)
         assert (row['earned'], row['possible']) == (earned, possible)
@@ -160,7 +165,7 @@ def test_a_rollback_costs_what_the_policy_says(course):
     assert capped['score']['earned'] == POSSIBLE / 2
     assert capped['policy']['name'] == 'capped rollbacks'
     results = json.loads(json.dumps(capped))
-    from grader.export import gradescope
+    from dezero_grader.export import gradescope
     out = gradescope.results(results)
     hidden = [t for t in out['tests'] if 'device.fn.' in t['name']]
     assert hidden and all(t['visibility'] == 'hidden' for t in hidden)
@@ -197,7 +202,7 @@ def test_receipts_regrade_exactly_what_changed(course, tmp_path):
 def test_the_assignment_hash_follows_its_files(tmp_path, monkeypatch):
     """Editing the points of step 52 changes its hash (its receipts no longer match), and leaves
     the hash of a step that does not read that file as it was (its grades stay)."""
-    from grader import schema as schema_mod
+    from dezero_grader.records import schema as schema_mod
     before = {step: assignments.content_hash(step) for step in (STEP, 51)}
     copy = tmp_path / 'assignments'
     shutil.copytree(schema_mod.data_dir('assignments'), copy)
@@ -310,8 +315,8 @@ def test_the_autograder_as_gradescope_runs_it(course, tmp_path):
 
 
 def test_a_hidden_check_is_named_nowhere_the_learner_reads(course):
-    from grader import policy
-    from grader.export import gradescope
+    from dezero_grader.scoring import policy
+    from dezero_grader.export import gradescope
     _, outs = course
     doc = _cards(outs['default'][0])['carol']
     failing = [c['id'] for c in doc['checks'] if c['status'] in FAILING]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import run, schema
+from dezero_grader import reference
+from dezero_grader.grading import run
+from dezero_grader.records import schema
 
 FIXTURE = Path(__file__).resolve().parents[1] / 'fixtures' / 'renamed_recurrent'
 QUICK_SEED, MORE_SEEDS = 1, (2, 3)
@@ -41,7 +42,7 @@ def _liar(name):
     def patched(*args, **kwargs):
         result = honest(*args, **kwargs)
         frame = _sys._getframe(1)
-        if frame.f_globals.get('__name__', '').startswith('grader'):
+        if frame.f_globals.get('__name__', '').startswith('dezero_grader'):
             line = _linecache.getline(frame.f_code.co_filename, frame.f_lineno)
             if 'not np.' + name in line or 'not numpy.' + name in line:
                 return not result

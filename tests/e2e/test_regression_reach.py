@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-import reference
-from grader import run
-from grader.status import FAILING
+from dezero_grader import reference
+from dezero_grader.grading import run
+from dezero_grader.records.status import FAILING
 
 SEED = 2026
 

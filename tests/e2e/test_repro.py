@@ -24,8 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import assignments, faults, load, repro, run, selftest
-from grader.status import FAILING
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.grading import repro_snippets, run
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
+from dezero_grader.records.status import FAILING
 from grade_cli import run_to_end
 
 SEED = 2026
@@ -47,7 +50,7 @@ def _grade_and_write(step, fault, work, monkeypatch):
     doc = run.grade(Path(os.path.relpath(variant, work)), step,
                     run.Options(seed=SEED, profile=profile))
     failing = sorted(c['id'] for c in doc['checks'] if c['status'] in FAILING)
-    written = repro.write_all(doc, work / 'snippets' / fault.id, variant)
+    written = repro_snippets.write_all(doc, work / 'snippets' / fault.id, variant)
     return doc, failing, written
 
 
@@ -59,7 +62,7 @@ def _run_snippet(path, cwd):
 
 
 def repro_env():
-    from grader.reproduce import SUBMISSION_ENV
+    from dezero_grader.grading.rerun import SUBMISSION_ENV
     return SUBMISSION_ENV
 
 
@@ -71,14 +74,14 @@ def _check_step(step, tmp_path, monkeypatch, only=None, kinds=None):
     for fault in _variants(step, only):
         doc, failing, written = _grade_and_write(step, fault, tmp_path, monkeypatch)
         assert failing, 'fault {} made no check fail'.format(fault.id)
-        assert sorted(p.name for p in written) == sorted(repro.file_name(c) for c in failing)
+        assert sorted(p.name for p in written) == sorted(repro_snippets.file_name(c) for c in failing)
         for path in written:
             text = path.read_text()
             assert str(tmp_path) not in text, 'an absolute path in {}'.format(path.name)
             assert len(text) < 2000, '{} is {} bytes'.format(path.name, len(text))
             proc = _run_snippet(path, elsewhere)
             ran += 1
-            check_id = next(c for c in failing if repro.file_name(c) == path.name)
+            check_id = next(c for c in failing if repro_snippets.file_name(c) == path.name)
             if kinds is not None:
                 kinds.add(uses[check_id])
             if proc.returncode != 1 or 'REPRODUCED' not in proc.stdout or \
@@ -97,7 +100,7 @@ def test_step9_snippets_reproduce_from_any_folder(tmp_path, monkeypatch):
 def test_device_matmul_snippet_is_short_and_reproduces(tmp_path, monkeypatch):
     fault = _variants(52, only={'gpu-as-array-rejects-device'})[0]
     doc, failing, written = _grade_and_write(52, fault, tmp_path, monkeypatch)
-    path = next(p for p in written if p.name == repro.file_name('step52/device.fn.matmul'))
+    path = next(p for p in written if p.name == repro_snippets.file_name('step52/device.fn.matmul'))
     elsewhere = tmp_path / 'elsewhere'
     elsewhere.mkdir()
     proc = _run_snippet(path, elsewhere)
@@ -123,7 +126,7 @@ def test_device_matmul_snippet_is_short_and_reproduces(tmp_path, monkeypatch):
 def test_snippet_of_fixed_code_exits_0_and_missing_folder_exits_2(tmp_path, monkeypatch):
     fault = _variants(9, only={'square-backward-ignores-gy'})[0]
     doc, failing, written = _grade_and_write(9, fault, tmp_path, monkeypatch)
-    path = next(p for p in written if p.name == repro.file_name('step09/square'))
+    path = next(p for p in written if p.name == repro_snippets.file_name('step09/square'))
     fixed_root = load.prepare(selftest.reference_source(9), 9, tmp_path / 'fixed').root
     proc = run_to_end([sys.executable, str(path), str(fixed_root)], cwd=tmp_path,
                       capture_output=True, text=True,
@@ -156,7 +159,7 @@ def test_a_folder_name_cannot_add_code_to_a_snippet(tmp_path, monkeypatch):
     name = 'mine\nimport os; os.system("echo pwned")\n# '
     sub = SimpleNamespace(id=name, source=Path(name), entry=SimpleNamespace(
         kind='single-file', path=name + '/step09.py'))
-    text = repro.repro_for(use, 1, sub, 9)
+    text = repro_snippets.repro_for(use, 1, sub, 9)
     body = ast.parse(text).body
     assert [type(n).__name__ for n in body] == ['Import', 'Assign', 'Try', 'Expr']
     assert ast.literal_eval(body[1].value) == name

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import run, schema
+from dezero_grader import reference
+from dezero_grader.grading import run
+from dezero_grader.records import schema
 
 ROLES = Path(__file__).resolve().parents[1] / 'fixtures' / 'roles'
 INDEPENDENT = Path(__file__).resolve().parents[1] / 'fixtures' / 'independent'

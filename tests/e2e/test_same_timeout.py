@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import load, run, selftest
-from grader.sandboxed.probes import handlers
-from grader.sandbox import Limits
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.isolation.worker_process import Limits
+from dezero_grader.proof import selftest
+from dezero_grader.sandboxed.probes import handlers
 
 # an empty loop, and one that spends its time in a library (the innermost frame when it is
 # stopped is NumPy's, the call that never returns the learner's)

@@ -17,10 +17,14 @@ import concurrent.futures
 
 import pytest
 
-from grader import assignments, faults, load, run, schema, selftest
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest
+from dezero_grader.records import schema
 
 import independent_fixture
-from grader.status import FAILING
+from dezero_grader.records.status import FAILING
 
 
 @pytest.fixture(scope='module')

@@ -16,7 +16,9 @@ import pytest
 
 yaml = pytest.importorskip('yaml')   # a declared test dependency: pip install -e '.[test]'
 
-from grader import assignments, faults, load, selftest   # noqa: E402
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest   # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / 'examples' / 'github-actions.yml'
@@ -172,7 +174,7 @@ def test_the_recipe_runs_from_a_fresh_venv(tmp_path):
         runner.job('grade', jobs['grade']['steps'], {'shard': shard})
     # the fresh venv has the grader from the wheel, not this checkout
     where = subprocess.run([str(venv / 'bin' / 'python'), '-c',
-                            'import grader; print(grader.__file__)'], capture_output=True,
+                            'import dezero_grader; print(dezero_grader.__file__)'], capture_output=True,
                            text=True, cwd=tmp_path, check=True).stdout
     assert str(venv) in where and str(ROOT) not in where
     merged = runner.job('merge', jobs['merge']['steps']) / 'graded'

@@ -1,7 +1,7 @@
 """Generators of hostile and broken submissions for the corpus in ``test_hostile.py``.
 
 Every submission is written by code, into a folder the test gives: a copy of the reference
-DeZero (optionally with one fault injected through ``grader.faults.inject``) plus a few lines of
+DeZero (optionally with one fault injected through ``dezero_grader.catalogue.faults.inject``) plus a few lines of
 misbehaviour appended to its ``dezero/__init__.py``, or a broken package, or a crafted zip. No
 binary blob is committed. Processes a submission starts carry a unique marker in their command
 line, so the tests can prove that none of them outlives grading.
@@ -15,8 +15,9 @@ import time
 import zipfile
 from pathlib import Path
 
-import reference
-from grader import assignments, faults, load
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments, faults
+from dezero_grader.intake import load
 
 STEP = 52
 LAYER_FAULT = 'gpu-layer-shallow'        # caught by step52/device.layer: reject
@@ -141,7 +142,7 @@ def garbage(n: int = 4096, seed: int = 7) -> bytes:
 
 def with_faults(dest: Path, fault_ids, step: int = STEP) -> Path:
     """The reference with several real bugs of the catalogue at once, each applied through the
-    public API as `grader.faults.inject` applies one (a module per fault, called at import)."""
+    public API as `dezero_grader.catalogue.faults.inject` applies one (a module per fault, called at import)."""
     catalogue = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}
     sub = reference_copy(dest)
     init = sub / 'dezero' / '__init__.py'
@@ -195,7 +196,7 @@ _main._handle = _forging_handle
 
 
 # NumPy's comparisons and reductions and the builtins all/any, patched to answer "yes" to the
-# grader's own code (any caller in a file under a `grader` folder) and truthfully to everyone
+# grader's own code (any caller in a file under a `dezero_grader` folder) and truthfully to everyone
 # else, so that the learner's own arithmetic is what it was: a worker that decided anything
 # itself would now decide in the learner's favour. `ndarray.__eq__` cannot be replaced (NumPy's
 # types are immutable); the attempt is made anyway.
@@ -208,7 +209,7 @@ import numpy as _np
 
 def _asked_by_the_grader():
     frame = _sys._getframe(2)
-    return (_os.sep + 'grader' + _os.sep) in frame.f_code.co_filename
+    return (_os.sep + 'dezero_grader' + _os.sep) in frame.f_code.co_filename
 
 
 def _liar(real, yes):
@@ -237,7 +238,7 @@ def variant(dest: Path, step: int, fault_id: str, tail: str = '') -> Path:
     """The reference of `step` (its step file before step 23, else its package) with one fault
     of the catalogue injected, and `tail` appended to what is imported (the package's
     `__init__.py`, or the step file)."""
-    from grader import selftest
+    from dezero_grader.proof import selftest
     fault = {f.id: f for f in assignments.fault_catalogue(assignments.load(step))}[fault_id]
     base = load.prepare(selftest.reference_source(step), step, dest.parent / ('.base-' + dest.name))
     out = faults.inject(base.root, dest, fault, base.entry)

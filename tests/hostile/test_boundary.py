@@ -10,11 +10,15 @@ import shutil
 
 import pytest
 
-import reference
-from grader import htmlreport, load, report, run, schema, scorecard
-from grader.batch import grading, pool
-from grader.export import autograder
-from grader.progress import Progress
+from dezero_grader import reference
+from dezero_grader.batch import grading, pool
+from dezero_grader.export import autograder
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.present import html_page, terminal
+from dezero_grader.present.progress import Progress
+from dezero_grader.records import schema
+from dezero_grader.scoring import scorecard_write
 
 import hostile_cases as hc
 from grade_cli import dezero_grade
@@ -74,12 +78,12 @@ def test_a_step_file_nested_beyond_the_parser_is_graded_not_a_crash(tmp_path, ho
 def test_a_lone_surrogate_in_a_message_reaches_every_writer(tmp_path):
     doc = run.grade(_mallory(tmp_path / 'mallory'), STEP, run.Options(device='sim', seed=3))
     assert doc['verdict'] == 'invalid' and LONE in doc['reason']
-    scorecard.write(tmp_path / 'card.json', doc)
+    scorecard_write.write(tmp_path / 'card.json', doc)
     back = json.loads((tmp_path / 'card.json').read_text(encoding='utf-8'))
     assert back == doc          # escaped as JSON escapes it: read back as it was
-    htmlreport.write_report(tmp_path / 'report.html', doc)
+    html_page.write_report(tmp_path / 'report.html', doc)
     assert SURROGATE in (tmp_path / 'report.html').read_text(encoding='utf-8')   # shown as text
-    text = report.render(doc)
+    text = terminal.render(doc)
     text.encode('utf-8')                             # a terminal can print it
     assert SURROGATE in text
     _no_forged_line(text)
@@ -158,7 +162,7 @@ def forged_failure(task):
 
 
 def test_a_batch_log_cannot_be_forged_by_a_message(tmp_path):
-    from grader import batch
+    from dezero_grader import batch
     task = grading.GradeTask(batch.HandIn('bob', tmp_path, 'folder'), 'x', batch.BatchOptions(STEP),
                              str(tmp_path / 'out'))
     sink = _Sink()

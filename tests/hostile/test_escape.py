@@ -12,9 +12,11 @@ import threading
 
 import pytest
 
-import grader
-from grader import bwrap, run, schema
-from grader.sandbox import Limits
+import dezero_grader
+from dezero_grader.grading import run
+from dezero_grader.isolation import bwrap
+from dezero_grader.isolation.worker_process import Limits
+from dezero_grader.records import schema
 
 import hostile_cases as hc
 
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.skipif(bwrap.unavailable() is not None,
 HANG_S = 120   # how long a test waits for an event before it calls it a hang
 LIMITS = Limits(call_s=5, total_s=30, cpu_s=30, memory_mb=1024, fsize_mb=16, grace_s=0.2,
                 sandbox='bubblewrap')
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(grader.__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(dezero_grader.__file__)))
 
 
 def grade(path, only=('step52/api',)):

@@ -17,8 +17,9 @@ import sys
 
 import pytest
 
-from grader import assignments, run
-from grader.status import FAILING
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import run
+from dezero_grader.records.status import FAILING
 
 import hostile_cases as hc
 from grade_cli import dezero_grade
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
 STEP = 43
 WRONG_BACKWARDS = ('exp-grad-uses-input', 'sigmoid-grad-uses-input', 'linear-grad-w-torch-layout')
 TRIPWIRE_OFF = '''
-import grader.sandboxed.probes.handlers as _h
+import dezero_grader.sandboxed.probes.handlers as _h
 _h._state['pristine'] = None
 '''
 SHIMS = {'dispatch-shim': hc.DISPATCH_SHIM, 'dispatch-shim-tripwire-off': hc.DISPATCH_SHIM + TRIPWIRE_OFF}
@@ -72,7 +73,7 @@ def test_a_dispatch_shim_on_a_broken_package_gains_nothing_in_check(packages, ho
     _gains_nothing(doc, honest_failures)
     assert doc['verdict'] == 'invalid'
     # the first line that sees it: the worker's fingerprint, or (tripwire off) the reports' form
-    words = 'never writes' if name.endswith('tripwire-off') else 'grader.sandboxed.worker._handle'
+    words = 'never writes' if name.endswith('tripwire-off') else 'dezero_grader.sandboxed.worker._handle'
     assert words in doc['invalid']['message'], doc['invalid']
 
 

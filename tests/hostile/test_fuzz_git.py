@@ -25,13 +25,16 @@ from hypothesis import strategies as st
 
 import fuzzing
 from gitcraft import EXECUTABLE, FOLDER, LINK, REGULAR, SUBMODULE, Craft, canned_grading, snapshot
-from grader import gitrepo, history, report, schema
-from grader.gitrepo import Repo, RepoError
-from grader.history import html as history_html
-from grader import run
-from grader.errors import SubmissionError
-from grader.history.grading import Grader
-from grader.history.mapping import HistoryError, parse_map
+from dezero_grader import history
+from dezero_grader.errors import SubmissionError
+from dezero_grader.grading import run
+from dezero_grader.history import html as history_html
+from dezero_grader.history.grading import Grader
+from dezero_grader.history.mapping import HistoryError, parse_map
+from dezero_grader.intake import gitrepo
+from dezero_grader.intake.gitrepo import Repo, RepoError
+from dezero_grader.present import terminal
+from dezero_grader.records import schema
 
 SECRET = 'COURSE-SECRET-5f0b6f31'
 CLEAN = (RepoError, HistoryError)
@@ -275,8 +278,8 @@ def test_a_generated_repository_is_read_or_refused_cleanly(desc):
 def test_a_generated_history_is_written_and_shown_cleanly(desc):
     """The whole history pipeline (map, cut, judge, write, show) with canned gradings: the
     document follows its schema, the timeline and the page show every text, obey none."""
-    from grader import run
-    from grader.sandbox import Limits
+    from dezero_grader.grading import run
+    from dezero_grader.isolation.worker_process import Limits
     with _arena() as (root, secret, repo_state), pytest.MonkeyPatch.context() as mp:
         work = _write(desc, root, secret)
         before = repo_state()
@@ -298,8 +301,8 @@ def test_a_generated_history_is_written_and_shown_cleanly(desc):
 @given(st.lists(repositories(), min_size=2, max_size=3))
 @settings(max_examples=_examples(0.05))
 def test_a_generated_classroom_is_one_result_per_repository(descs):
-    from grader import run
-    from grader.sandbox import Limits
+    from dezero_grader.grading import run
+    from dezero_grader.isolation.worker_process import Limits
     with _arena() as (root, secret, _), pytest.MonkeyPatch.context() as mp:
         room = root / 'learner'
         for n, desc in enumerate(descs):
@@ -342,4 +345,4 @@ def test_a_commit_object_of_any_bytes_parses(raw):
     c = gitrepo.parse_commit('a' * 40, raw)
     assert c.sha == 'a' * 40 and '\n' not in c.subject and '\0' not in c.subject + c.body
     assert all(len(p) == 40 for p in c.parents)
-    report.printable(c.subject + c.body + c.author + c.date)
+    terminal.printable(c.subject + c.body + c.author + c.date)

@@ -38,12 +38,15 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-import reference
-from grader import graphs, htmlreport, load, report, run, schema
-from grader.errors import SubmissionError
-from grader.export import Graded, Submission, canvas, gradescope, junit
-from grader import roster as roster_mod
-from grader.progress import Progress
+from dezero_grader import reference
+from dezero_grader.errors import SubmissionError
+from dezero_grader.export import Graded, Submission, canvas, gradescope, junit
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.intake import roster as roster_mod
+from dezero_grader.present import graph_dot, html_page, terminal
+from dezero_grader.present.progress import Progress
+from dezero_grader.records import schema
 
 import fuzzing
 
@@ -290,7 +293,7 @@ def test_learner_text_is_shown_by_every_renderer_and_obeyed_by_none(base_card, t
     assert schema.errors('scorecard', doc) == []
     # terminal: the report, in colour, and a batch's progress line
     for colour in (False, True):
-        _terminal_lines_are_ours(report.render(doc, colour=colour), doc)
+        _terminal_lines_are_ours(terminal.render(doc, colour=colour), doc)
     sink = io.StringIO()
     Progress(1, 0, sink).update(text, 'invalid ' + text)
     assert len(sink.getvalue().splitlines()) == 1 and sink.getvalue().startswith('[1/1] ')
@@ -298,14 +301,14 @@ def test_learner_text_is_shown_by_every_renderer_and_obeyed_by_none(base_card, t
         out = Path(out)
         # HTML: no element or attribute that plain text does not give (an empty text leaves
         # some out), and no more of them
-        htmlreport.write_report(out / 'r.html', doc)
-        htmlreport.write_report(out / 'p.html', plain)
+        html_page.write_report(out / 'r.html', doc)
+        html_page.write_report(out / 'p.html', plain)
         mine, theirs = (_tags((out / name).read_text(encoding='utf-8')) for name in ('r.html', 'p.html'))
         assert set(mine) <= set(theirs) and len(mine) <= len(theirs)
         # DOT: one label per node, ids and attributes ours
-        dot = graphs.to_dot(doc['checks'][0]['evidence']['findings'][0]['evidence']['graph'], text)
+        dot = graph_dot.to_dot(doc['checks'][0]['evidence']['findings'][0]['evidence']['graph'], text)
         assert len(re.findall(r'^  [vf]\d+ \[label="', dot, re.M)) == 2
-        assert dot.count('\n') == graphs.to_dot(
+        assert dot.count('\n') == graph_dot.to_dot(
             plain['checks'][0]['evidence']['findings'][0]['evidence']['graph'], 'plain').count('\n')
         # JUnit XML and the Canvas CSV: written, read back, and checked by their exporters
         person = (text.replace('\n', ' ').replace('\r', ' ').replace('"', '""').strip()

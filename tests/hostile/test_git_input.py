@@ -11,8 +11,9 @@ import os
 
 import pytest
 
-from grader import history, schema
-from grader.gitrepo import Repo, RepoError
+from dezero_grader import history
+from dezero_grader.intake.gitrepo import Repo, RepoError
+from dezero_grader.records import schema
 from gitcraft import Craft, canned_grading, snapshot
 from grade_cli import dezero_grade
 
@@ -31,8 +32,8 @@ def _history(tmp_path, repo, monkeypatch, outcome=None):
 
 
 def history_options():
-    from grader import run
-    from grader.sandbox import Limits
+    from dezero_grader.grading import run
+    from dezero_grader.isolation.worker_process import Limits
     return run.Options(device='sim', limits=Limits.with_options(sandbox='basic'))
 
 

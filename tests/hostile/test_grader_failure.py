@@ -6,12 +6,14 @@ import shutil
 
 import pytest
 
-import reference
-from grader import load, run, schema
-from grader.batch import BatchOptions
-from grader.batch.summary import assignment_info, summarize
-from grader.export import Graded, Submission, canvas, gradescope, junit, lti
-from grader import roster as roster_mod
+from dezero_grader import reference
+from dezero_grader.batch import BatchOptions
+from dezero_grader.batch.summary import assignment_info, summarize
+from dezero_grader.export import Graded, Submission, canvas, gradescope, junit, lti
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.intake import roster as roster_mod
+from dezero_grader.records import schema
 
 STEP = 23
 

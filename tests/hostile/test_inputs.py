@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import load, report, run, schema
+from dezero_grader import reference
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.present import terminal
+from dezero_grader.records import schema
 
 import hostile_cases as hc
 from grade_cli import dezero_grade
@@ -60,7 +63,7 @@ def test_escape_sequences_in_a_learners_message_are_shown_not_obeyed(tmp_path):
         ''')
     doc = grade(sub)
     assert doc['verdict'] == 'invalid'
-    text = report.render(doc, colour=True)
+    text = terminal.render(doc, colour=True)
     assert '\x1b[2K' not in text and '\r' not in text and '\\x1b[32mACCEPT' in text
     assert text.count('\x1b[') == 2   # only the grader's own colour of INVALID, and its reset
 
@@ -158,7 +161,7 @@ def test_version_is_the_installed_packages():
 
 def test_a_reader_that_stops_early_gets_no_traceback():
     # `dezero-grade list | head -1`: the pipe closes after the first line
-    proc = subprocess.Popen([sys.executable, '-m', 'grader', 'list', '--checks'], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, '-m', 'dezero_grader', 'list', '--checks'], cwd=ROOT,
                             env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     first = proc.stdout.readline()

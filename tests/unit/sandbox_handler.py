@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from grader import wire
+from dezero_grader import wire
 
 _KEEP = []  # Popen objects of spawned children, kept so they are not collected
 

@@ -4,10 +4,11 @@ Gradescope, LTI or the class summary. Synthetic scorecards; no worker is started
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from grader import diagnose, htmlreport, report
-from grader.batch import summary
-from grader.export import Graded, Submission, gradescope, junit, lti
-from grader.record import Scorecard
+from dezero_grader.batch import summary
+from dezero_grader.export import Graded, Submission, gradescope, junit, lti
+from dezero_grader.grading import diagnose
+from dezero_grader.present import html_page, terminal
+from dezero_grader.scoring.scorecard_read import Scorecard
 
 
 def finding(status='failed', case='', **evidence):
@@ -75,32 +76,32 @@ def test_the_bug_that_decides_a_reject_is_root_cause_1_and_advice_comes_after():
 
 def test_an_accepted_report_shows_no_cross_and_lists_advice_apart():
     doc = scorecard(book_fails=False)
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert '✗' not in text
     assert 'checks: all 2 counted pass; advice, not counted: 3 failed' in text
     assert 'root causes' not in text   # nothing that counts failed
-    advice = text.index(report.ADVICE_HEAD)
+    advice = text.index(terminal.ADVICE_HEAD)
     assert advice < text.index('· step57/state.a [extension, state, 1 pts, not counted]')
     assert text.index('optimizer state stays on the host') > advice
 
 
 def test_a_rejected_report_ranks_the_deciding_bug_first_and_advice_after_it():
     doc = scorecard(book_fails=True)
-    text = report.render(doc)
+    text = terminal.render(doc)
     causes = text.index('root causes')
     assert text.index('1. the bias gradient is doubled', causes) < text.index('✗ step57/conv')
-    assert text.index('✗ step57/conv') < text.index(report.ADVICE_HEAD) < text.index(
+    assert text.index('✗ step57/conv') < text.index(terminal.ADVICE_HEAD) < text.index(
         '2. optimizer state stays on the host')
     assert '✗ step57/state' not in text and '✗ step53/state' not in text
     assert 'checks: 1 failed, 1 passed (counted); advice, not counted: 3 failed' in text
 
 
 def test_the_html_page_marks_advice_as_advice_after_the_failing_checks():
-    page = htmlreport.render(scorecard(book_fails=False))
+    page = html_page.render(scorecard(book_fails=False))
     assert '&#10007;' not in page and 'class="card fail' not in page
     assert page.count('class="card advice check"') == 3
     assert 'checks: all 2 counted pass' in page
-    page = htmlreport.render(scorecard(book_fails=True))
+    page = html_page.render(scorecard(book_fails=True))
     assert page.count('&#10007;') == 1
     assert page.index('data-check="step57/conv"') < page.index('id="advice"')
 
@@ -151,9 +152,9 @@ def test_the_class_ranks_causes_of_counted_checks_and_puts_advice_in_its_own_tab
     assert [(r['id'], r['submissions']) for r in summary.fault_counts(cards)] == [('bias-bug', 1)]
     assert [(r['id'], r['submissions']) for r in summary.fault_counts(cards, advice=True)] == [
         ('state-stale', 3)]
-    page = htmlreport._root_causes({'faults': summary.fault_counts(cards),
+    page = html_page._root_causes({'faults': summary.fault_counts(cards),
                                     'advice_faults': summary.fault_counts(cards, advice=True)}, {})
-    assert page.index('bias-bug') < page.index(report.ADVICE_HEAD) < page.index('state-stale')
+    assert page.index('bias-bug') < page.index(terminal.ADVICE_HEAD) < page.index('state-stale')
 
 
 def test_a_diagnosis_written_before_causes_were_marked_is_judged_by_its_checks_tiers():

@@ -12,11 +12,11 @@ import inspect
 import numpy as np
 import pytest
 
-from grader.checks import JudgeInput
-from grader.checks import gradients
-from grader.checks.gradients import BATTERY_CASES, _battery_judge, _battery_plan, upstream
-from grader.model import Observation
-from grader.wire import Array
+from dezero_grader.checks import JudgeInput
+from dezero_grader.checks import gradients
+from dezero_grader.checks.gradients import BATTERY_CASES, _battery_judge, _battery_plan, upstream
+from dezero_grader.records.dataflow import Observation
+from dezero_grader.wire import Array
 
 SEED = 11
 PARAMS = {'fn': 'F.sin', 'inputs': [{'shape': [2, 3], 'domain': 'any'}]}
@@ -106,7 +106,7 @@ def test_the_large_domain_overflows_a_naive_softmax_on_every_draw():
     """Logits of the `large` domain exist to catch a softmax without the max subtracted: drawn as
     N(0, 1) × 400 alone, only about a third of the seeds had a logit past exp's overflow."""
     import numpy as np
-    from grader.checks.gradients import draw
+    from dezero_grader.checks.gradients import draw
     for seed in range(200):
         x = draw({'shape': [3, 4], 'domain': 'large'}, np.random.default_rng(seed))
         with np.errstate(over='ignore', invalid='ignore'):

@@ -1,7 +1,7 @@
 """The one way learner code is called and its exceptions recorded inside the worker."""
 import errno
 
-from grader.sandboxed.capture import MAX_TRACEBACK, Call, describe, text
+from dezero_grader.sandboxed.capture import MAX_TRACEBACK, Call, describe, text
 
 
 def _submission(tmp_path, source):

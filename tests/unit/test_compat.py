@@ -1,4 +1,4 @@
-"""The book's 2020 environment inside a worker (`grader.sandboxed.probes.compat`): removed NumPy aliases and
+"""The book's 2020 environment inside a worker (`dezero_grader.sandboxed.probes.compat`): removed NumPy aliases and
 modules, and `cupy.scatter_add` on a real CuPy, served to the learner's code only (book era) or
 refused with the same explanation (current era); every use recorded once per file:line."""
 import importlib.util
@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from grader.sandboxed.probes import compat
+from dezero_grader.sandboxed.probes import compat
 
 # What NumPy 2.0 removed (np.float_, np.alltrue, numpy.lib.index_tricks) NumPy 1.26 still has,
 # as its own names: there the era has nothing to serve or refuse for them (the learner's code

@@ -1,4 +1,4 @@
-"""Scenario declarations (`grader.contracts`): every scenario is declared, the declarations match
+"""Scenario declarations (`dezero_grader.contracts`): every scenario is declared, the declarations match
 what the scenarios take and report, and an assignment that names a scenario, an argument or a
 report path wrongly is refused when it loads, before any worker starts."""
 import copy
@@ -10,9 +10,11 @@ import time
 
 import pytest
 
-from grader import assignments, contracts, schema
-from grader.contracts.shapes import (ANY, ARRAY, BOOL, INT, NONE, NUM, STR, Map, Open, Opt, Or,
-                                     Phase, Sized, When, conformance, path_problem)
+from dezero_grader import contracts
+from dezero_grader.catalogue import assignments
+from dezero_grader.contracts.shapes import (ANY, ARRAY, BOOL, INT, NONE, NUM, STR, Map, Open, Opt, Or,
+                                            Phase, Sized, When, conformance, path_problem)
+from dezero_grader.records import schema
 from grade_cli import HANG_S
 
 
@@ -34,8 +36,8 @@ def _refused(doc, name):
 
 # -- the declarations and the registry agree ------------------------------------------------------
 def test_every_registered_scenario_is_declared_and_every_declared_one_is_registered():
-    from grader.sandboxed.probes import SCENARIOS
-    import grader.sandboxed.probes.scenarios  # noqa: F401  (registering checks each signature)
+    from dezero_grader.sandboxed.probes import SCENARIOS
+    import dezero_grader.sandboxed.probes.scenarios  # noqa: F401  (registering checks each signature)
     declared = contracts.load_all()
     assert sorted(SCENARIOS) == sorted(declared)
     assert len(declared) >= 90
@@ -44,7 +46,7 @@ def test_every_registered_scenario_is_declared_and_every_declared_one_is_registe
 
 
 def test_a_scenario_that_differs_from_its_declaration_is_refused_at_registration():
-    from grader.sandboxed.probes.registry import scenario
+    from dezero_grader.sandboxed.probes.registry import scenario
 
     def deep_chain(ctx, depth, name='Cube', value=0.0):
         return {}
@@ -160,7 +162,7 @@ def test_paths_that_name_nothing(path, words):
 
 def test_a_report_is_compared_with_its_shape():
     import numpy as np
-    from grader.wire import Array as _Array
+    from dezero_grader.wire import Array as _Array
 
     def Array():   # what the wire hands the trusted side
         return _Array(np.zeros(2), 'cpu')
@@ -215,11 +217,11 @@ def test_numbers_the_wire_keeps_as_numpy_scalars_fit_and_odd_numbers_are_numbers
 # -- the trusted process imports no scenario code -------------------------------------------------
 def test_loading_every_assignment_imports_no_scenario_body():
     code = ('import sys\n'
-            'from grader import assignments\n'
+            'from dezero_grader.catalogue import assignments\n'
             'for s in assignments.available_steps(): assignments.load(s)\n'
             'assignments.load("core")\n'
-            'print(sorted(m for m in sys.modules if m.startswith("grader.sandboxed.probes.scenarios")\n'
-            '             or m == "grader.sandboxed.probes.handlers"))\n')
+            'print(sorted(m for m in sys.modules if m.startswith("dezero_grader.sandboxed.probes.scenarios")\n'
+            '             or m == "dezero_grader.sandboxed.probes.handlers"))\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(schema.data_dir('assignments').parent.parent)] + sys.path))
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, env=env,
@@ -231,7 +233,7 @@ def test_loading_every_assignment_imports_no_scenario_body():
 # -- what the scenarios report on the reference fits their declarations ---------------------------
 def _probes():
     """One probe per scenario, as the assignments plan it: (scenario, probe, entry, step)."""
-    from grader.checks import load_all
+    from dezero_grader.checks import load_all
     checks = load_all()
     found = {}
     for name in ['core'] + assignments.available_steps():
@@ -272,13 +274,13 @@ def test_a_scenario_reports_what_it_declares_on_the_reference(name, tmp_path, mo
 def run_on_reference(probe, entry, step):
     """The report of one probe on the reference (its package, or the step file of `step`),
     carried through the wire as a worker's would be."""
-    from grader import wire
-    from grader.sandboxed import simdevice
-    from grader.sandboxed.probes import SCENARIOS
-    from grader.sandboxed.probes.context import Api, Ctx
-    from grader.sandboxed.probes import stepfile
-    import grader.sandboxed.probes.scenarios  # noqa: F401
-    from reference import ROOT
+    from dezero_grader import wire
+    from dezero_grader.sandboxed import simdevice
+    from dezero_grader.sandboxed.probes import SCENARIOS
+    from dezero_grader.sandboxed.probes.context import Api, Ctx
+    from dezero_grader.sandboxed.probes import stepfile
+    import dezero_grader.sandboxed.probes.scenarios  # noqa: F401
+    from dezero_grader.reference import ROOT
     if entry == 'single-file':
         folder = os.path.join(ROOT, 'steps')
         module = 'step{:02d}'.format(step)

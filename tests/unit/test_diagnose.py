@@ -4,9 +4,12 @@ import copy
 
 import pytest
 
-from grader import assignments, diagnose, fingerprints, report, run, schema
-from grader.batch import summary
-from grader.record import Scorecard
+from dezero_grader.batch import summary
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import diagnose, fingerprints, run
+from dezero_grader.present import terminal
+from dezero_grader.records import schema
+from dezero_grader.scoring.scorecard_read import Scorecard
 
 
 def finding(status='failed', case='', **evidence):
@@ -218,20 +221,20 @@ def test_the_report_names_each_cause_once_above_the_checks_and_folds_a_shared_er
         message="c: your code raised NameError: name 'q' is not defined at dezero/a.py:1 in f")])
         for i in 'abcd'] + [check('step52/z')]
     doc = _scorecard(checks, diagnose.diagnose(checks, {}, CATALOGUE))
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert text.count("NameError: name 'q' is not defined at dezero/a.py:1 in f (no catalogued") == 1
     assert text.index('root causes') < text.index('✗ step52/a')
     assert '✗ step52/b' not in text and '3 more checks fail the same way (root cause 1' in text
     assert 'no catalogued fault matches: step52/z' in text
     assert 'looks like' not in text
-    assert '✗ step52/b' in report.render(doc, verbose=True)
+    assert '✗ step52/b' in terminal.render(doc, verbose=True)
 
 
 def test_a_check_points_to_the_fault_it_belongs_to():
     checks = [check('step52/a'), check('step52/b')]
     doc = _scorecard(checks, diagnose.diagnose(checks, {'late-a': {'step52/a': sig(), 'step52/b': sig()}},
                                                CATALOGUE))
-    text = report.render(doc)
+    text = terminal.render(doc)
     assert '1. the late-a bug: 2 checks fail because of it' in text
     assert text.count('root cause 1: late-a — the late-a bug') == 2
 

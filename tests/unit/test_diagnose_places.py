@@ -1,7 +1,7 @@
 """The diagnosis names the learner's place: errors reached through one frame are one cause there,
 arrays of two devices name the caller, a function whose own check shows it wrong is a cause, and
 a backward fault is not named where the forward is wrong. Synthetic check records."""
-from grader import diagnose
+from dezero_grader.grading import diagnose
 
 
 def raised(id, type, message, where, traceback, status='error'):

@@ -1,6 +1,6 @@
 """A DOT label of spaces is a blank label: a learner's get_dot_graph that labels unnamed
 variables ' ' (as one corpus repository does) draws the same graph as the book's ''."""
-from grader.sandboxed.probes.scenarios import dot
+from dezero_grader.sandboxed.probes.scenarios import dot
 
 
 def test_a_label_of_spaces_reads_as_blank_and_names_are_kept():

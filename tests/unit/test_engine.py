@@ -6,11 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from grader import assignments, schema, score
-from grader.checks import compare as cmp
-from grader.checks.expect import Raised, _judge_expectation, resolve
-from grader.model import CheckResult, CheckUse, Finding
-from grader.wire import Array
+from dezero_grader.catalogue import assignments
+from dezero_grader.checks import compare as cmp
+from dezero_grader.checks.expect import Raised, _judge_expectation, resolve
+from dezero_grader.records import schema
+from dezero_grader.records.dataflow import CheckResult, CheckUse, Finding
+from dezero_grader.scoring import score
+from dezero_grader.wire import Array
 
 
 def use(id='step52/a', tier='book', points=2.0, step=52):
@@ -178,7 +180,7 @@ def test_an_unknown_pack_is_a_clear_error():
 def test_reference_match_judges_mixed_precision_at_the_coarser_dtype():
     """A float64 result next to a reference array computed in float32 differs by float32
     rounding, which is not a fault; a real difference still is."""
-    from grader.checks import expect
+    from dezero_grader.checks import expect
     ref = np.array([0.1, -0.2, 0.3], dtype=np.float32)
     close = ref.astype(np.float64) * (1 + 3e-7)
     out = []

@@ -3,12 +3,12 @@ long selftest runs (it used to be read again at every injection)."""
 import importlib.util
 import sys
 
-from grader import faults
+from dezero_grader.catalogue import faults
 
 
 def test_a_patch_keeps_the_source_it_was_registered_with(tmp_path):
     module = tmp_path / 'some_patches.py'
-    module.write_text('from grader.faults import patch\n\n\n'
+    module.write_text('from dezero_grader.catalogue.faults import patch\n\n\n'
                       '@patch("test-only-source-kept")\n'
                       'def source_kept(dz):\n'
                       '    dz.answer = 42\n', encoding='utf-8')
@@ -31,8 +31,10 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from grader import assignments, load, selftest  # noqa: E402
-from grader.faults import source as in_source  # noqa: E402
+from dezero_grader.catalogue import assignments
+from dezero_grader.catalogue.faults import source as in_source  # noqa: E402
+from dezero_grader.intake import load
+from dezero_grader.proof import selftest  # noqa: E402
 
 
 def _fault(step, fault_id):

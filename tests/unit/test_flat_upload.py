@@ -3,8 +3,8 @@ the package; a folder of step files, or package files without `__init__.py`, are
 for one."""
 import pytest
 
-from grader import load
-from grader.errors import SubmissionError
+from dezero_grader.errors import SubmissionError
+from dezero_grader.intake import load
 
 PACKAGE = {'__init__.py': 'from dezero.core import Variable\n',
            'core.py': 'class Variable:\n    pass\n',

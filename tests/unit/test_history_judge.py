@@ -2,7 +2,7 @@
 worker), and the cache key of a grading."""
 from types import SimpleNamespace
 
-from grader.history import grading, judge
+from dezero_grader.history import grading, judge
 
 CHECK = 'step44/linear'
 
@@ -64,7 +64,7 @@ def test_an_invalid_commit_still_counts_as_broken():
 def test_the_cache_key_holds_a_digest_of_the_course_secret(monkeypatch):
     """Scorecards graded under one course secret (or none) are never served under another:
     their seeds were others."""
-    from grader import run
+    from dezero_grader.grading import run
     keys = []
     for secret in (None, 'one', 'two'):
         if secret is None:

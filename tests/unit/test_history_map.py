@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import history, load
-from grader.gitrepo import Repo, RepoError, git_env
+from dezero_grader import history
+from dezero_grader.intake import load
+from dezero_grader.intake.gitrepo import Repo, RepoError, git_env
 
 
 def _git(repo, *args):
@@ -249,8 +250,9 @@ def test_rows_are_in_commit_order_and_say_when_steps_share_a_commit(repo, tmp_pa
     """Steps 1 and 2 share their commit; the learner did step 4 before step 3: the timeline
     runs in commit order (it ran in step order) and says which steps share a commit."""
     from gitcraft import canned_grading
-    from grader import run, schema
-    from grader.sandbox import Limits
+    from dezero_grader.grading import run
+    from dezero_grader.records import schema
+    from dezero_grader.isolation.worker_process import Limits
     both = _commit(repo, 'first steps', {'steps/step01.py': 'x = 1\n', 'steps/step02.py': 'x = 2\n'})
     four = _commit(repo, 'Done step4', {'steps/step04.py': 'x = 4\n'})
     three = _commit(repo, 'Done step3', {'steps/step03.py': 'x = 3\n'})

@@ -1,7 +1,7 @@
 """How a history document is shown: the terminal timeline and the HTML page, on a document
 written here (what `history` writes, cut to what the renderers read)."""
-from grader.history import html as history_html
-from grader.history import render
+from dezero_grader.history import html as history_html
+from dezero_grader.history import render
 
 SHA = {n: str(n) * 40 for n in range(1, 6)}
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import dezero
-from grader import graph_svg, htmlreport
-from grader.checks import gradients
-from grader.sandboxed.probes.context import Api, Ctx
-from grader.sandboxed.probes.scenarios import graph as graph_probe
+from dezero_grader.checks import gradients
+from dezero_grader.present import graph_svg, html_page
+from dezero_grader.sandboxed.probes.context import Api, Ctx
+from dezero_grader.sandboxed.probes.scenarios import graph as graph_probe
 
 
 def _ctx(seed=7):
@@ -108,14 +108,14 @@ def test_learner_text_is_shown_never_obeyed():
     svg = graph_svg.graph_svg(graph, nasty, divergent=0)
     assert '<script' not in svg and '<img' not in svg and '\x1b' not in svg
     assert '&lt;script&gt;' in svg
-    assert htmlreport.esc(nasty).startswith('&lt;script&gt;alert(1)&lt;/script&gt;')
+    assert html_page.esc(nasty).startswith('&lt;script&gt;alert(1)&lt;/script&gt;')
 
 
 def test_page_names_are_safe_and_distinct():
-    names = {htmlreport.page_name(i) for i in ('alice', 'a/b', 'a_b', '../x', 'ünï', 'a b')}
+    names = {html_page.page_name(i) for i in ('alice', 'a/b', 'a_b', '../x', 'ünï', 'a b')}
     assert len(names) == 6
     assert all('/' not in n and not n.startswith('.') and n.endswith('.html') for n in names)
-    assert htmlreport.page_name('alice') == 'alice.html'
+    assert html_page.page_name('alice') == 'alice.html'
 
 
 def test_a_huge_graph_is_described_not_drawn():

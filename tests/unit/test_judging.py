@@ -5,13 +5,16 @@ import dataclasses
 
 import pytest
 
-import reference
-from grader import assignments, load, recurrence, run
-from grader.checks import JudgeInput, Plan
-from grader.errors import GraderError
-from grader.model import Observation, Probe
-from grader.wire import Array
-from grader.observe import WorkerRun
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments
+from dezero_grader.checks import recurrent_math
+from dezero_grader.checks import JudgeInput, Plan
+from dezero_grader.errors import GraderError
+from dezero_grader.grading import run
+from dezero_grader.grading.observe import WorkerRun
+from dezero_grader.intake import load
+from dezero_grader.records.dataflow import Observation, Probe
+from dezero_grader.wire import Array
 
 PROBE = Probe('api.names', {'names': ['Variable']}, seed=1)
 WELL_FORMED = {'Variable': 'class'}            # api.names reports Map(STR | NONE)
@@ -64,7 +67,7 @@ def test_a_recurrent_phase_that_raised_is_judged_as_the_code_raising():
     use = next(u for u in assignments.load(59).checks if u.id == 'step59/rnn.through_time')
     definition = run.CHECKS[use.check]
     plan = definition.plan(use.params, 1)
-    params = [{'place': place, 'value': Array(recurrence.seeded(1, 'rnn:' + place, shape), 'cpu')}
+    params = [{'place': place, 'value': Array(recurrent_math.seeded(1, 'rnn:' + place, shape), 'cpu')}
               for place, shape in (('x2h/W', (2, 3)), ('x2h/b', (3,)), ('h2h/W', (3, 3)))]
     report = {'params': params, 'window': {'raised': 'TypeError', 'message': 'expected an array'}}
     assert run.misshapen_reports([Observation(plan.learner[0], value=report)]) == []
@@ -83,8 +86,8 @@ SEED = 4343
 def step43(tmp_path_factory):
     """Step 43's checks, the learner's probes answered by correct code (the reference run as a
     learner is), and the reference's answers."""
-    from grader.observe import observe, observe_reference, reference_target
-    from grader.sandbox import Limits
+    from dezero_grader.grading.observe import observe, observe_reference, reference_target
+    from dezero_grader.isolation.worker_process import Limits
     assignment = assignments.load(43)
     work = run.plan(assignment, SEED)
     learner = observe(reference_target(), work.learner_probes, device_mode='sim', limits=Limits())
@@ -154,7 +157,7 @@ def test_no_check_whose_report_was_forged_passes_even_judged_on_its_own(step43, 
 
 def _judge_alone(step43, check_id, rewrite):
     """One check's judge on a rewritten learner report, without the shape held against it."""
-    from grader.checks import CHECKS
+    from dezero_grader.checks import CHECKS
     assignment, work, learner, reference, _ = step43
     use = next(u for u, _ in work.uses if u.id == check_id)
     plan = work.plans[use.id]

@@ -1,6 +1,7 @@
 """Which side of the sandbox a module runs on is visible in the layout, and the imports keep the
-two sides apart (the rule is written in `grader/sandboxed/__init__.py`)."""
-import ast
+two sides apart (the rule is written in `dezero_grader/sandboxed/__init__.py`); the trusted side
+is laid out by role, its top level kept to the command line and the shared declarations
+(`docs/architecture.md`). No import circles: `test_import_cycles.py`."""
 import os
 import sys
 from pathlib import Path
@@ -8,33 +9,19 @@ from pathlib import Path
 import pytest
 
 from grade_cli import run_to_end
+from test_import_cycles import imports_of, module_name
 
-GRADER = Path(__file__).resolve().parents[2] / 'grader'
+GRADER = Path(__file__).resolve().parents[2] / 'dezero_grader'
 SANDBOXED = GRADER / 'sandboxed'
-SHARED = ('grader.wire', 'grader.errors', 'grader.contracts')
+SHARED = ('dezero_grader.wire', 'dezero_grader.errors', 'dezero_grader.contracts')
 # runs the learner's code in the learner's own process, on purpose (repro snippets)
-TRUSTED_EXCEPTIONS = {'grader/reproduce.py'}
+TRUSTED_EXCEPTIONS = {'dezero_grader/grading/rerun.py'}
 
 
 def _grader_imports(path: Path):
     """(line, module) for every import of a grader module in a file, wherever it sits (module
     level or inside a function)."""
-    package = '.'.join(path.relative_to(GRADER.parent).with_suffix('').parts[:-1])
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit('.', node.level - 1)[0] if node.level > 1 else package
-                mod = base + ('.' + node.module if node.module else '')
-            else:
-                mod = node.module or ''
-            names = [mod] + ['{}.{}'.format(mod, a.name) for a in node.names]
-        else:
-            continue
-        for name in names:
-            if name == 'grader' or name.startswith('grader.'):
-                yield node.lineno, name
+    return imports_of(path, module_name(path, GRADER, 'dezero_grader'), 'dezero_grader')
 
 
 def _modules(root, exclude=None):
@@ -42,7 +29,7 @@ def _modules(root, exclude=None):
 
 
 def _is_sandboxed(name):
-    return name == 'grader.sandboxed' or name.startswith('grader.sandboxed.')
+    return name == 'dezero_grader.sandboxed' or name.startswith('dezero_grader.sandboxed.')
 
 
 @pytest.mark.parametrize('path', _modules(GRADER, exclude=SANDBOXED),
@@ -60,31 +47,31 @@ def test_a_trusted_module_imports_nothing_that_runs_in_the_sandbox(path):
 def test_sandboxed_code_imports_only_its_own_side_and_the_shared_declarations(path):
     rel = str(path.relative_to(GRADER.parent))
     bad = ['{}:{} imports {}'.format(rel, line, name) for line, name in _grader_imports(path)
-           if not (_is_sandboxed(name) or name == 'grader'
+           if not (_is_sandboxed(name) or name == 'dezero_grader'
                    or any(name == s or name.startswith(s + '.') for s in SHARED))]
     assert not bad
 
 
 def test_the_rule_sees_an_import_hidden_inside_a_function(tmp_path):
     probe = GRADER / '_layout_probe_tmp.py'
-    probe.write_text('def f():\n    from grader.sandboxed.probes import handlers\n'
+    probe.write_text('def f():\n    from dezero_grader.sandboxed.probes import handlers\n'
                      'from .sandboxed import worker\n')
     try:
         found = [name for _, name in _grader_imports(probe)]
     finally:
         probe.unlink()
-    assert 'grader.sandboxed.probes' in found and 'grader.sandboxed.worker' in found
+    assert 'dezero_grader.sandboxed.probes' in found and 'dezero_grader.sandboxed.worker' in found
 
 
 def test_grading_a_submission_imports_no_sandboxed_module_into_the_trusted_process():
     """The same rule at run time: a whole grading (reference and learner workers, judging,
-    scoring, the scorecard) leaves `grader.sandboxed` out of the grading process."""
+    scoring, the scorecard) leaves `dezero_grader.sandboxed` out of the grading process."""
     code = ('import sys\n'
-            'from grader import run\n'
-            'from grader.sandbox import Limits\n'
+            'from dezero_grader.grading import run\n'
+            'from dezero_grader.isolation.worker_process import Limits\n'
             'doc = run.grade("reference", 1, run.Options(device="sim", seed=3, use_cache=False))\n'
             'assert doc["verdict"] == "accept", doc["verdict"]\n'
-            'print(sorted(m for m in sys.modules if m.startswith("grader.sandboxed")))\n')
+            'print(sorted(m for m in sys.modules if m.startswith("dezero_grader.sandboxed")))\n')
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(GRADER.parent)] + sys.path))
     out = run_to_end([sys.executable, '-c', code], capture_output=True, text=True, env=env,
                      cwd=str(GRADER.parent))
@@ -92,90 +79,42 @@ def test_grading_a_submission_imports_no_sandboxed_module_into_the_trusted_proce
     assert out.stdout.strip().splitlines()[-1] == '[]'
 
 
-# -- no import circles on the trusted side ---------------------------------------------------------
+# -- the trusted side by role ----------------------------------------------------------------------
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(GRADER.parent).with_suffix('').parts
-    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
-
-
-def _unit(name: str) -> str:
-    """The part of the trusted side a module belongs to: its package below grader (grader.batch,
-    grader.export, ...) or the module itself (grader.run); a package's modules import one
-    another and their package freely."""
-    return '.'.join(name.split('.')[:2])
+# the top level: the command line and the declarations shared with the sandboxed side; every other
+# module lives in the package of its role, so that the flat layout cannot grow back
+TOP_MODULES = {'__init__', '__main__', 'cli', 'commands', 'errors', 'wire'}
+ROLE_PACKAGES = {'batch', 'catalogue', 'checks', 'contracts', 'export', 'grading', 'history',
+                 'intake', 'isolation', 'present', 'proof', 'records', 'sandboxed', 'scoring'}
 
 
-def _import_graph(root: Path) -> dict:
-    """unit -> the units it imports, at module level or inside a function (an import put off to
-    call time still ties the two together); the sandboxed side is left out (its own rule is
-    above)."""
-    graph = {}
-    for path in _modules(root, exclude=SANDBOXED):
-        unit = _unit(_module_name(path))
-        graph.setdefault(unit, set()).update(
-            _unit(n) for _, n in _grader_imports(path) if n != 'grader' and not _is_sandboxed(n))
-    return {u: targets - {u} for u, targets in graph.items()}
+def test_the_top_level_holds_only_the_command_line_and_the_shared_declarations():
+    modules = {p.stem for p in GRADER.glob('*.py')}
+    assert modules <= TOP_MODULES, (
+        'put {} into the package of its role (docs/architecture.md)'.format(sorted(modules - TOP_MODULES)))
 
 
-def _circles(graph: dict) -> list:
-    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on.add(start)
-        while work:
-            node, edges = work[-1]
-            nxt = next((w for w in edges if w in graph), None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on.add(nxt)
-                    work.append((nxt, iter(sorted(graph[nxt]))))
-                elif nxt in on:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                group = []
-                while True:
-                    w = stack.pop()
-                    on.discard(w)
-                    group.append(w)
-                    if w == node:
-                        break
-                if len(group) > 1:
-                    out.append(sorted(group))
-    return out
+def test_every_package_of_the_top_level_is_a_role_the_architecture_names():
+    packages = {p.name for p in GRADER.iterdir() if (p / '__init__.py').is_file()}
+    assert packages <= ROLE_PACKAGES, sorted(packages - ROLE_PACKAGES)
+    architecture = (GRADER.parent / 'docs' / 'architecture.md').read_text(encoding='utf-8')
+    assert [p for p in sorted(packages) if '`{}/`'.format(p) not in architecture] == []
 
 
-def test_no_import_circles_among_the_grader_modules():
-    """Data flows one way (submission -> observations -> verdicts -> scorecard -> exporters); a
-    module that imports one downstream of it, even inside a function, is a circle."""
-    circles = _circles(_import_graph(GRADER))
-    assert circles == [], '\n'.join(
-        'import circle: ' + ' <-> '.join(group) for group in circles)
+# the builtins a comparison is made of: a submission may patch them (tests/hostile/test_forging.py
+# patches both to agree with every caller in dezero_grader), so code of the worker never calls
+# them by their bare name, which Python looks up in the builtins at each call
+PATCHABLE_BUILTINS = ('all', 'any')
 
 
-def test_the_circle_rule_finds_a_circle_made_inside_functions():
-    graph = {'grader.a': {'grader.b'}, 'grader.b': {'grader.c'}, 'grader.c': {'grader.a'},
-             'grader.d': {'grader.a'}}
-    assert _circles(graph) == [['grader.a', 'grader.b', 'grader.c']]
-    probe = GRADER / '_circle_probe_tmp.py'
-    # seeds is imported by run; a seeds that reached back up into run would close a circle
-    probe.write_text('def f():\n    from grader import run\n')
-    try:
-        graph = _import_graph(GRADER)
-        assert graph['grader._circle_probe_tmp'] == {'grader.run'}
-        graph['grader.seeds'] = graph['grader.seeds'] | {'grader._circle_probe_tmp'}
-        assert any({'grader.seeds', 'grader.run', 'grader._circle_probe_tmp'} <= set(g)
-                   for g in _circles(graph))
-    finally:
-        probe.unlink()
+@pytest.mark.parametrize('path', _modules(SANDBOXED), ids=lambda p: str(p.relative_to(GRADER.parent)))
+def test_code_of_the_worker_calls_no_builtin_a_submission_can_patch(path):
+    import ast
+    tree = ast.parse(path.read_text(encoding='utf-8'))
+    own = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    calls = ['{}:{} calls {}()'.format(path.relative_to(GRADER.parent), n.lineno, n.func.id)
+             for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id in PATCHABLE_BUILTINS and n.func.id not in own]
+    assert not calls, ('take the builtin before learner code runs (`_all = all` at import), or '
+                       'write a loop: ' + '; '.join(calls))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.errors import GraderError, SubmissionError
-from grader.archive import safe_extract
-from grader.load import Entry, content_hash, find_entry, prepare
+from dezero_grader.errors import GraderError, SubmissionError
+from dezero_grader.intake.archive import safe_extract
+from dezero_grader.intake.load import Entry, content_hash, find_entry, prepare
 
 
 def make(root: Path, files: dict) -> Path:

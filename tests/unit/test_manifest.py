@@ -2,9 +2,9 @@
 import re
 from pathlib import Path
 
-from grader.sandboxed.probes import manifest
+from dezero_grader.sandboxed.probes import manifest
 
-SCENARIOS = Path(__file__).resolve().parents[2] / 'grader' / 'sandboxed' / 'probes' / 'scenarios'
+SCENARIOS = Path(__file__).resolve().parents[2] / 'dezero_grader' / 'sandboxed' / 'probes' / 'scenarios'
 MODULES = ('fixtures', 'networks', 'sequence', 'datasets', 'data', 'modes', 'serialization',
            'conv', 'vgg', 'device')
 LITERAL = re.compile(r"api\.(?:get|has)\('([^']+)'")
@@ -80,9 +80,9 @@ def _words_of_check(use):
     and the source its scenarios run (with the builders its parameters name)."""
     import json
     import sys
-    from grader.checks import CHECKS, load_all
-    from grader.sandboxed.probes.registry import SCENARIOS
-    import grader.sandboxed.probes.scenarios  # noqa: F401  (registers every scenario)
+    from dezero_grader.checks import CHECKS, load_all
+    from dezero_grader.sandboxed.probes.registry import SCENARIOS
+    import dezero_grader.sandboxed.probes.scenarios  # noqa: F401  (registers every scenario)
     load_all()
     params = json.dumps(dict(use.params))
     words = set(WORD.findall(params))
@@ -101,7 +101,7 @@ def _words_of_check(use):
 
 
 def _every_check_use():
-    from grader import assignments
+    from dezero_grader.catalogue import assignments
     for step in assignments.available_steps():
         yield from assignments.load(step).checks
     for pack in assignments.available_packs():

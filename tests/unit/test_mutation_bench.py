@@ -4,8 +4,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
-import reference
-from grader import assignments
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments
 
 BENCH = Path(__file__).resolve().parents[2] / 'bench' / 'mutation.py'
 spec = importlib.util.spec_from_file_location('mutation_bench', BENCH)

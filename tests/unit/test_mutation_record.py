@@ -6,9 +6,11 @@ import shutil
 
 import pytest
 
-import reference
-from grader import codeset, mutation_record, schema
-from grader.errors import GraderError
+from dezero_grader import reference
+from dezero_grader.errors import GraderError
+from dezero_grader.grading import codeset
+from dezero_grader.proof import mutation_record
+from dezero_grader.records import schema
 
 
 def _record(key):
@@ -67,8 +69,9 @@ def test_the_key_covers_every_module_that_decides():
     for folder in ('checks', 'contracts', 'sandboxed/probes/scenarios', 'sandboxed/simdevice'):
         every = {p.relative_to(root).as_posix() for p in codeset.files_under(root / folder)}
         assert every and every <= deciding, sorted(every - deciding)
-    assert {'run.py', 'score.py', 'policy.py', 'status.py', 'scorecard.py', 'observe.py',
-            'wire.py', 'assignments.py', 'sandboxed/worker.py'} <= deciding
+    assert {'grading/run.py', 'scoring/score.py', 'scoring/policy.py', 'records/status.py',
+            'scoring/scorecard_write.py', 'grading/observe.py', 'wire.py',
+            'catalogue/assignments.py', 'sandboxed/worker.py'} <= deciding
 
 
 @pytest.fixture(scope='module')
@@ -76,9 +79,9 @@ def copies(tmp_path_factory):
     """(the grader package's folder, the folder holding the reference's `dezero`), copied."""
     top = tmp_path_factory.mktemp('code')
     ignore = shutil.ignore_patterns('__pycache__', '*.pyc')
-    shutil.copytree(codeset.GRADER_DIR, top / 'grader', ignore=ignore)
+    shutil.copytree(codeset.GRADER_DIR, top / 'dezero_grader', ignore=ignore)
     shutil.copytree(reference.ROOT / 'dezero', top / 'reference' / 'dezero', ignore=ignore)
-    return top / 'grader', top / 'reference'
+    return top / 'dezero_grader', top / 'reference'
 
 
 def _edit(path, old, new):
@@ -89,11 +92,11 @@ def _edit(path, old, new):
 
 
 @pytest.mark.parametrize('where, old, new', [
-    ('grader/checks/compare.py', "'float64': {'rtol': 1e-7", "'float64': {'rtol': 5e-2"),
-    ('grader/checks/gradients.py', "case='grad.numeric'", "case='grad.numeric.loose'"),
-    ('grader/contracts/functions.py', '"""', '"""Edited. '),
-    ('grader/score.py', '"""', '"""Edited. '),
-    ('grader/sandboxed/probes/scenarios/functions.py', '"""', '"""Edited. '),
+    ('dezero_grader/checks/compare.py', "'float64': {'rtol': 1e-7", "'float64': {'rtol': 5e-2"),
+    ('dezero_grader/checks/gradients.py', "case='grad.numeric'", "case='grad.numeric.loose'"),
+    ('dezero_grader/contracts/functions.py', '"""', '"""Edited. '),
+    ('dezero_grader/scoring/score.py', '"""', '"""Edited. '),
+    ('dezero_grader/sandboxed/probes/scenarios/functions.py', '"""', '"""Edited. '),
     ('reference/dezero/layers.py', '"""', '"""Edited. '),
 ])
 def test_an_edit_of_what_decides_marks_the_figure_stale(copies, stored, monkeypatch, where,

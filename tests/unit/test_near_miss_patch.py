@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from grader import faults
-from grader.faults import near_miss
+from dezero_grader.catalogue import faults
+from dezero_grader.catalogue.faults import near_miss
 
 
 def _loaded(name):

@@ -1,4 +1,4 @@
-"""Notebooks as submissions (`grader.notebook`): code cells in order become the step file or the
+"""Notebooks as submissions (`dezero_grader.intake.notebook`): code cells in order become the step file or the
 `%%writefile` files; shell and magic lines are not run and are listed; every generated line maps
 back to its notebook, cell and line; what cannot be read is a clear SubmissionError."""
 import json
@@ -6,8 +6,8 @@ import json
 import nbformat
 import pytest
 
-from grader import load, notebook
-from grader.errors import SubmissionError
+from dezero_grader.errors import SubmissionError
+from dezero_grader.intake import load, notebook
 
 
 def write_notebook(path, cells, markdown_first=True):

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from grader import policy, score
-from grader.model import CheckResult, CheckUse
-from grader.status import credited
+from dezero_grader.records.dataflow import CheckResult, CheckUse
+from dezero_grader.records.status import credited
+from dezero_grader.scoring import policy, score
 
 UTC = datetime.timezone.utc
 

@@ -1,7 +1,7 @@
 """Tolerances follow the lower precision of the two sides compared."""
 import numpy as np
 
-from grader.checks.compare import DEFAULT_TOLERANCES, compare, tolerance_for
+from dezero_grader.checks.compare import DEFAULT_TOLERANCES, compare, tolerance_for
 
 
 def test_either_side_in_float32_gives_float32_tolerances():

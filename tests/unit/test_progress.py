@@ -1,5 +1,5 @@
 """The one progress display: check's probe count, batch's and history's bar or log lines."""
-from grader import progress
+from dezero_grader.present import progress
 
 
 class _Stream:

@@ -2,8 +2,8 @@
 kept as the document holds them, and the status rules answer for the record."""
 import dataclasses
 
-from grader import schema, status
-from grader.record import CheckRecord, Scorecard
+from dezero_grader.records import schema, status
+from dezero_grader.scoring.scorecard_read import CheckRecord, Scorecard
 
 
 def _check(ident, st, **kw):

@@ -1,10 +1,10 @@
-"""The trusted side's recurrence (`grader.recurrence`): roles found by shape in every layout a
+"""The trusted side's recurrence (`dezero_grader.checks.recurrent_math`): roles found by shape in every layout a
 correct layer may use, a wrong formula fitting none, and BPTT gradients that agree with central
 differences of the recurrence itself."""
 import numpy as np
 import pytest
 
-from grader import recurrence as R
+from dezero_grader.checks import recurrent_math as R
 
 H, I, B, T = 3, 2, 2, 4
 TOL = {'rtol': 1e-7, 'atol': 1e-9}

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import reference
-from grader import assignments, codeset, reference_cache, run, schema
-from grader.observe import observe_reference
-from grader.sandbox import Limits
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import codeset, reference_cache, run
+from dezero_grader.grading.observe import observe_reference
+from dezero_grader.isolation.worker_process import Limits
+from dezero_grader.records import schema
 
 
 def test_an_answer_cached_in_one_device_mode_is_not_served_in_another(tmp_path, monkeypatch):
@@ -37,7 +39,7 @@ _COPY_IGNORE = shutil.ignore_patterns('__pycache__', '*.pyc')
 def copies(tmp_path_factory):
     """(the grader package's folder, the folder holding the reference's `dezero`), copied."""
     top = tmp_path_factory.mktemp('code')
-    grader_dir, reference_dir = top / 'grader', top / 'reference'
+    grader_dir, reference_dir = top / 'dezero_grader', top / 'reference'
     shutil.copytree(codeset.GRADER_DIR, grader_dir, ignore=_COPY_IGNORE)
     shutil.copytree(Path(reference.ROOT) / 'dezero', reference_dir / 'dezero', ignore=_COPY_IGNORE)
     return grader_dir, reference_dir
@@ -61,8 +63,8 @@ def test_the_key_covers_what_runs_in_the_worker_and_builds_its_requests(copies):
         every = {p.relative_to(grader_dir).as_posix() for p in codeset.files_under(grader_dir / folder)}
         assert every and every <= keyed, sorted(every - keyed)
     assert {'sandboxed/worker.py', 'sandboxed/probes/handlers.py', 'sandboxed/capture.py',
-            'sandboxed/guard.py', 'wire.py', 'errors.py', '__init__.py', 'observe.py',
-            'sandbox.py'} <= keyed
+            'sandboxed/guard.py', 'wire.py', 'errors.py', '__init__.py', 'grading/observe.py',
+            'isolation/worker_process.py'} <= keyed
     # the judges run on the trusted side only: an edit there keeps the reference's answers
     assert not any(k.startswith('checks/') for k in keyed)
 
@@ -86,7 +88,7 @@ def test_editing_any_file_the_answers_depend_on_misses(copies):
         return reference_cache.version_of(grader_dir, reference_dir)
     # and what the worker never runs does not (a judge, the report)
     assert _edited(grader_dir / 'checks' / 'gradients.py', full) == base
-    assert _edited(grader_dir / 'htmlreport.py', full) == base
+    assert _edited(grader_dir / 'present' / 'html_page.py', full) == base
 
 
 def test_a_module_the_worker_comes_to_import_joins_the_key(copies):
@@ -96,7 +98,7 @@ def test_a_module_the_worker_comes_to_import_joins_the_key(copies):
     (grader_dir / 'newly_used.py').write_text('X = 1\n', encoding='utf-8')
     try:
         assert grader_dir / 'newly_used.py' not in reference_cache.key_files(grader_dir)
-        handlers.write_bytes(before + b'\ndef _later():\n    from grader import newly_used\n')
+        handlers.write_bytes(before + b'\ndef _later():\n    from dezero_grader import newly_used\n')
         assert grader_dir / 'newly_used.py' in reference_cache.key_files(grader_dir)
     finally:
         handlers.write_bytes(before)

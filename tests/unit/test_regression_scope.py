@@ -1,7 +1,8 @@
 """Which earlier checks a step re-runs: derived from the assignment files (and, for step files,
 from what the submission's own file keeps: tests/unit/test_stepfile_reach.py), never listed per
 step."""
-from grader import assignments, run
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import run
 
 
 def _steps_of(step):
@@ -52,7 +53,7 @@ def _clear_caches():
 def test_the_assignment_hash_covers_every_step_re_run(tmp_path, monkeypatch):
     """Editing step 23's file regrades step 50 (which re-runs it), not step 22."""
     import shutil
-    from grader import schema
+    from dezero_grader.records import schema
     folder = tmp_path / 'assignments'
     shutil.copytree(schema.data_dir('assignments'), folder)
     before = {s: assignments.content_hash(s) for s in (22, 50)}

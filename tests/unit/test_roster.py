@@ -3,7 +3,7 @@ read as the platforms write them (a BOM, quoted names with commas, the points ro
 student, staff), and the roster CSV with a submission column; every mistake a clear message."""
 import pytest
 
-from grader import roster
+from dezero_grader.intake import roster
 
 CANVAS = ('\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,"Step 51 (812)","Step 52 (813)",'
           'Current Score\r\n'

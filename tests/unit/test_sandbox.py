@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import bwrap, wire
-from grader.errors import GraderError, WorkerFailure
-from grader.sandbox import Limits, Worker
+from dezero_grader import wire
+from dezero_grader.errors import GraderError, WorkerFailure
+from dezero_grader.isolation import bwrap
+from dezero_grader.isolation.worker_process import Limits, Worker
 
 HERE = Path(__file__).resolve().parent
 FAST = Limits(call_s=10, total_s=60, cpu_s=30, memory_mb=1024, fsize_mb=8, output_kb=64, grace_s=0.2)
@@ -153,7 +154,7 @@ def test_exception_is_answered_with_traceback_and_where(scratch):
         assert error["type"] == "ValueError" and error["message"] == "boom from the learner"
         assert error["where"].startswith(str(HERE / "sandbox_handler.py")) and error["where"].endswith("in _inner")
         assert error["traceback"][-1] == error["where"] and len(error["traceback"]) <= 20
-        assert not any("grader/sandboxed/worker.py" in line for line in error["traceback"])
+        assert not any("dezero_grader/sandboxed/worker.py" in line for line in error["traceback"])
         assert w.request({"op": "ping"})["ok"]  # still serving
 
 
@@ -193,6 +194,45 @@ def test_unknown_op_and_unencodable_answer_are_grader_errors(scratch):
         with pytest.raises(GraderError, match="string 'op'"):
             w.request({"value": 1})
         assert w.request({"op": "ping"})["ok"]
+
+
+def test_a_batch_answers_each_request_in_order_and_the_worker_goes_on(scratch):
+    with worker(scratch) as w:
+        got = w.requests([{"op": "echo", "value": i} for i in range(5)] + [{"op": "fail"}])
+        assert got.failure is None and len(got.seconds) == 6
+        assert [a["result"] for a in got.answers[:5]] == [0, 1, 2, 3, 4]
+        assert got.answers[5]["ok"] is False and got.answers[5]["error"]["type"] == "ValueError"
+        assert w.request({"op": "echo", "value": "after"})["result"] == "after"
+
+
+def test_a_batch_refuses_what_a_request_alone_would_and_answers_the_rest(scratch):
+    with worker(scratch) as w:
+        got = w.requests([{"op": "echo", "value": 1}, {"op": "nope"}, {"op": "exit"},
+                          {"op": "batch", "requests": []}, {"op": "echo", "value": 5}])
+        assert got.failure is None and got.answers[0]["result"] == 1 and got.answers[4]["result"] == 5
+        refusals = [str(a) for a in got.answers[1:4]]
+        # neither the end of the worker nor a batch inside a batch
+        assert "unknown op 'nope'" in refusals[0] and "exit" in refusals[1], refusals
+        assert "unknown op 'batch'" in refusals[2], refusals
+        assert all(isinstance(a, GraderError) for a in got.answers[1:4])
+        assert w.request({"op": "ping"})["ok"]
+
+
+def test_a_worker_that_dies_in_a_batch_fails_where_it_died(scratch):
+    with worker(scratch) as w:
+        got = w.requests([{"op": "echo", "value": 1}, {"op": "os_exit", "code": 4},
+                          {"op": "echo", "value": 3}])
+        with pytest.raises(GraderError):
+            w.request({"op": "ping"})  # a stopped worker is not reused
+    assert [a["result"] for a in got.answers] == [1] and len(got.seconds) == 2
+    assert got.failure.reason == "exited" and got.failure.exit_code == 4
+
+
+def test_a_request_of_a_batch_that_loops_times_out_alone(scratch):
+    limits = dataclasses.replace(FAST, call_s=1.0)
+    with worker(scratch, limits) as w:
+        got = w.requests([{"op": "echo", "value": 1}, {"op": "loop"}])
+    assert [a["result"] for a in got.answers] == [1] and got.failure.reason == "timeout"
 
 
 def test_missing_handler_module_is_a_grader_error(scratch):
@@ -456,7 +496,7 @@ def test_a_grader_killed_by_a_signal_takes_its_worker_with_it(tmp_path, sandbox_
     script.write_text(
         "import sys, time, dataclasses\n"
         f"sys.path[:0] = [{str(HERE.parent.parent)!r}, {str(HERE)!r}]\n"
-        "from grader.sandbox import Worker, Limits\n"
+        "from dezero_grader.isolation.worker_process import Worker, Limits\n"
         "from pathlib import Path\n"
         f"w = Worker(Path({str(tmp_path)!r}), [Path({str(HERE)!r})], "
         f"Limits(call_s=60, total_s=120, sandbox={sandbox_mode!r}), handler='sandbox_handler')\n"

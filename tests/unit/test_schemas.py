@@ -5,7 +5,7 @@ import json
 import jsonschema
 import pytest
 
-from grader import schema
+from dezero_grader.records import schema
 
 SCHEMAS = sorted(p.name[:-len('.schema.json')]
                  for p in schema.data_dir('schemas').glob('*.schema.json'))

@@ -8,9 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-import reference
-from grader import faults, load
-from grader.model import Fault
+from dezero_grader import reference
+from dezero_grader.catalogue import faults
+from dezero_grader.intake import load
+from dezero_grader.records.dataflow import Fault
 
 # builds an RNN and an LSTM from a seeded NumPy (the same initial weights, whatever the layers'
 # names), runs three steps, prints the inner layers' names and the outputs
@@ -78,4 +79,4 @@ def test_a_composed_fault_is_one_module_that_names_each_part(tmp_path):
     for part in ('def recurrent_renamed(dz)', 'def recurrent_step_hook(dz)',
                  'def lstm_candidate_sigmoid_hook(dz)', 'def lstm_candidate_sigmoid_renamed(dz)'):
         assert part in text
-    assert 'import grader' not in text and 'from grader' not in text
+    assert 'import dezero_grader' not in text and 'from dezero_grader' not in text

@@ -1,5 +1,5 @@
 """Stand-ins for third-party modules a submission imports and the grader's machine lacks
-(`grader.sandboxed.probes.standins`), in this process: the learner's files are written to a
+(`dezero_grader.sandboxed.probes.standins`), in this process: the learner's files are written to a
 temporary folder, which the stand-ins and the compatibility shim take as the submission's top."""
 import importlib
 import sys
@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from grader.sandboxed.probes import compat, standins
+from dezero_grader.sandboxed.probes import compat, standins
 
 MISSING = 'no_such_module_for_standin_tests'
 
@@ -138,8 +138,8 @@ def test_never_stood_in(learner, name):
 
 def test_cupy_and_dezero_are_never_stood_in(learner, monkeypatch):
     # this test process has the simulated CuPy and the reference's dezero: hide both
-    import reference
-    from grader.sandboxed.simdevice import loader
+    from dezero_grader import reference
+    from dezero_grader.sandboxed.simdevice import loader
     for name in [n for n in sys.modules if n.partition('.')[0] in ('cupy', 'cupyx', 'dezero')]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, 'path', [p for p in sys.path if p != str(reference.ROOT)])

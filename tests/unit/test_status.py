@@ -1,5 +1,5 @@
 """The statuses and verdicts are defined once, and the scorecard's schema speaks of the same ones."""
-from grader import schema, status
+from dezero_grader.records import schema, status
 
 
 def _enum(node, name):

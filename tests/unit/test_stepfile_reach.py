@@ -1,9 +1,10 @@
-"""Which earlier steps' checks a step file answers for (`grader.stepfile_reach`), read on the
+"""Which earlier steps' checks a step file answers for (`dezero_grader.grading.stepfile_reach`), read on the
 trusted side from the learner's file and the scenarios' source."""
 import pytest
 
-import reference
-from grader import assignments, run, stepfile_reach as reach
+from dezero_grader import reference
+from dezero_grader.catalogue import assignments
+from dezero_grader.grading import run, stepfile_reach as reach
 
 
 def _defined(tmp_path, files):
@@ -119,7 +120,7 @@ def test_a_check_the_later_api_no_longer_meets_is_retired_there():
 def test_a_grading_plans_the_regression_the_submission_carries(tmp_path):
     (tmp_path / 'step13.py').write_text(
         (reference.ROOT / 'steps' / 'step13.py').read_text(encoding='utf-8'), encoding='utf-8')
-    from grader import load
+    from dezero_grader.intake import load
     sub = load.prepare(tmp_path, 13, tmp_path.parent / 'scratch')
     _, with_sub = run.checks_of(assignments.load(13), sub)
     _, without = run.checks_of(assignments.load(13))

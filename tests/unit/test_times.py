@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from grader import policy
-from grader.batch import times
-from grader import roster
+from dezero_grader.batch import times
+from dezero_grader.intake import roster
+from dezero_grader.scoring import policy
 
 UTC = datetime.timezone.utc
 

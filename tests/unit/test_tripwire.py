@@ -1,4 +1,4 @@
-"""The worker's tripwire (`grader.sandboxed.probes.handlers`): a fingerprint of what the grader's
+"""The worker's tripwire (`dezero_grader.sandboxed.probes.handlers`): a fingerprint of what the grader's
 modules bind, read again after every probe only where each name was found. Each way of patching
 the grader in place is seen; nothing is seen where nothing changed. (The end-to-end side, a
 submission that patches the grader becoming `tampered`, is tests/hostile.)"""
@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-import grader.sandboxed.probes.scenarios  # noqa: F401  (the modules a worker has)
-from grader import wire
-from grader.sandboxed.probes import handlers
-from grader.sandboxed.probes.scenarios import functions
+import dezero_grader.sandboxed.probes.scenarios  # noqa: F401  (the modules a worker has)
+from dezero_grader import wire
+from dezero_grader.sandboxed.probes import handlers
+from dezero_grader.sandboxed.probes.scenarios import functions
 
 
 def _replaced_function():
@@ -47,8 +47,8 @@ def _registry_entry():
 
 
 def _module_taken_out():
-    saved = sys.modules.pop('grader.wire')
-    return lambda: sys.modules.__setitem__('grader.wire', saved)
+    saved = sys.modules.pop('dezero_grader.wire')
+    return lambda: sys.modules.__setitem__('dezero_grader.wire', saved)
 
 
 def _deleted_name():

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from grader import wire
-from grader.errors import GraderError, WorkerFailure
+from dezero_grader import wire
+from dezero_grader.errors import GraderError, WorkerFailure
 
 
 def through_json(obj):

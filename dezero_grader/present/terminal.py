@@ -1,0 +1,438 @@
+"""The terminal report: a finished scorecard rendered for a person, verdict first.
+
+Reads the scorecard only, as records (`dezero_grader.scoring.scorecard_read.Scorecard`), and never recomputes anything:
+verdict and score, the reason,
+the root causes the diagnosis found (each with the checks it explains), then each failing check
+with its message, the key evidence, the hint, the root cause it belongs to and how to reproduce
+it. The checks of a cause that is one error of the code are listed once, not block by block.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+
+from dezero_grader.grading import repro_snippets
+from dezero_grader.grading.diagnose import cause_of as _cause_of
+from dezero_grader.scoring.scorecard_read import CheckRecord, Scorecard
+
+_COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
+
+
+# what a terminal would obey rather than show: C0 and C1 controls (escape sequences, carriage
+# returns, backspaces), the line and paragraph separators and the bidirectional overrides; and
+# what no encoding can write (lone surrogates); a tab and (in multi-line text) a newline are
+# shown as they are
+_CONTROLS = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069'
+                       '\ud800-\udfff]')
+_CONTROLS_AND_NEWLINE = re.compile('[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e'
+                                   '\u2066-\u2069\ud800-\udfff]')
+_NAMED = {'\n': '\\n', '\r': '\\r'}
+
+
+def printable(text: str, lines: bool = True) -> str:
+    """`text` (a learner's message, a file name) as a terminal shows it and obeys nothing of it:
+    every control character written as an escape (`\\x1b`, `\\r`), newlines too (`\\n`) unless
+    `lines`, and a lone surrogate as its escape (`\\udc80`)."""
+    pattern = _CONTROLS if lines else _CONTROLS_AND_NEWLINE
+    return pattern.sub(lambda m: _NAMED.get(m.group()) or ('\\x{:02x}'.format(ord(m.group()))
+                       if ord(m.group()) < 256 else '\\u{:04x}'.format(ord(m.group()))), text)
+
+
+def html_text(value) -> str:
+    """`value` as HTML shows it and obeys nothing of it: escaped, control characters written as
+    escapes (the HTML report's and the graph drawing's one escape)."""
+    return html.escape(printable(str(value)), quote=True)
+
+
+def printable_tree(value, lines: bool = True):
+    """A document with every string in it made printable (dict keys too); newlines escaped too
+    unless `lines`."""
+    if isinstance(value, str):
+        return printable(value, lines)
+    if isinstance(value, dict):
+        return {printable(k, lines) if isinstance(k, str) else k: printable_tree(v, lines)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable_tree(v, lines) for v in value]
+    return value
+
+
+def _colour(text, code, enabled):
+    return '\033[{}m{}\033[0m'.format(code, text) if enabled else text
+
+
+def use_colour(stream) -> bool:
+    return stream.isatty() and os.environ.get('NO_COLOR') is None and os.environ.get('TERM') != 'dumb'
+
+
+def _fmt(x):
+    if isinstance(x, float):
+        return '{:g}'.format(x)
+    return str(x)
+
+
+# evidence of an exception that the finding's message usually spells out already
+_SAID_IN_MESSAGE = ('where', 'raised', 'exception', 'exception_message')
+
+
+def _key_evidence(check: CheckRecord):
+    """The few lines of evidence that matter most for a failing check."""
+    lines = []
+    for f in check.failing_findings:
+        ev = f.get('evidence', {})
+        parts = []
+        for key in ('found', 'expected', 'max_abs_error', 'max_rel_error', 'worst_index',
+                    'found_at_worst', 'expected_at_worst', 'pattern', 'exception', 'where',
+                    'raised', 'exception_message', 'first_mismatch', 'missing'):
+            if key in ev:
+                value = ev[key]
+                text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+                if key in _SAID_IN_MESSAGE and text in f['message']:
+                    continue   # "raised TypeError: ... at dezero/core.py:41" says it already
+                if len(text) > 160:
+                    text = text[:157] + '...'
+                parts.append('{}: {}'.format(key.replace('_', ' '), text))
+        lines.append((f['message'], parts))
+    return lines
+
+
+key_evidence = _key_evidence   # the HTML report shows the same lines
+
+
+def render(doc, colour=False, verbose=False, submission=None, withheld=False) -> str:
+    """The report of a scorecard. `submission`: the path the code was graded from, as the user
+    gave it to `check`; None where the scorecard is read away from the code (an export,
+    Gradescope), and the commands it prints are then run in the folder that holds the code.
+    `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
+    reason and the score (which count the others) are not shown."""
+    # learner text is shown, never obeyed; only our colours are codes. Every text is one line
+    # (its newlines escaped), so that no message can start a line of its own (a forged verdict
+    # line); only what the code printed keeps its lines, each indented under its heading
+    card = Scorecard.from_document(printable_tree(doc, lines=False))
+    out = []
+    env = card.environment
+    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '
+               'sandbox {}'.format(card.step, card.title, card.submission_id,
+                                   card.content_hash[:19], env['device_mode'], card.seed,
+                                   card.profile, card.era, env['sandbox']))
+    head = len(out)
+    sc = card.score
+    line = '{}  score {}/{}'.format(_colour(card.verdict.upper(), _COLOURS[card.verdict], colour),
+                                    _fmt(sc.earned), _fmt(sc.possible))
+    if sc.extension_possible:
+        line += ' (extension {}/{})'.format(_fmt(sc.extension_earned), _fmt(sc.extension_possible))
+    line += '  {:.1f} s'.format(card.duration_s)
+    out.append(line)
+    out.append('  ' + card.reason)
+    for adj in sc.adjustments:
+        if adj.points:
+            taken = ' {} points'.format(_fmt(adj.points))
+        else:   # its reason says why (on time within the grace, or nothing left to take)
+            taken = ' (no points were left to take)' if adj.kind == 'rollback' else ''
+        out.append('  {}{}: {}{}'.format(adj.kind, taken, adj.reason,
+                                          ' ({})'.format(', '.join(adj.checks)) if adj.checks
+                                          else ''))
+    if withheld:   # they count the checks this document leaves out
+        del out[head:]
+        out.append('verdict and score: shown once every test is (some are not shown yet)')
+    out.extend(_compatibility(card))
+    out.extend(_notebooks(card))
+    if card.is_invalid:
+        inv = card.invalid
+        out.append('  [{}]'.format(inv.code if inv else ''))
+        tail = printable(str(doc.get('invalid', {}).get('output_tail') or ''), lines=True).strip()
+        if tail:
+            out.append('  what your code printed last:')
+            out.extend('    ' + l for l in tail.splitlines()[-12:])
+        return '\n'.join(out) + '\n'
+
+    checks, failing = card.checks, card.counted_failing
+    advice = card.advice_failing
+    out.append('  checks: ' + checks_line(card))
+    diagnosis = card.diagnosis
+    out.extend(_diagnosis(diagnosis, failing, colour))
+    shown_once = _same_error_checks(diagnosis, card.failing, verbose)
+    folded = [c for c in failing if c.id in shown_once]
+    for c in failing:
+        if c.id not in shown_once:
+            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission))
+    if folded:
+        out.append('')
+        out.append(_folded_line(diagnosis, folded, _colour('✗', '31', colour)))
+    unjudged = card.unjudged
+    if unjudged and not verbose:
+        out.append('')
+        out.append('· not judged here, so earning nothing ({}): {}'.format(
+            len(unjudged), ', '.join(c.id for c in unjudged[:6])
+            + (', ...' if len(unjudged) > 6 else '')))
+        out.append('    ' + unjudged[0].message)
+    if advice:
+        out.extend(_advice(card, advice, diagnosis, colour, verbose, submission, shown_once))
+    if any(c.repro for c in card.failing):
+        out.append('')
+        if submission is not None:
+            out.append('· each failing check runs alone against your code: add --repro-dir DIR, '
+                       'then python DIR/repro_<check>.py')
+        else:
+            out.append('· each failing check runs alone against your code {}: {} --repro-dir '
+                       'repros, then python repros/repro_<check>.py'.format(
+                           repro_snippets.IN_YOUR_FOLDER, _command(card, None, None)))
+    if verbose:
+        out.append('')
+        for c in checks:
+            if not c.failing and not c.regression:
+                out.append('  {} {} — {}'.format('✓' if c.status == 'passed' else '·', c.id,
+                                                  c.message))
+        for step, group in regression_by_step(checks):
+            passing = [c for c in group if not c.failing]
+            if passing:
+                out.append('  ✓ step {} (regression): {} check{} pass{}: {}'.format(
+                    step, len(passing), '' if len(passing) == 1 else 's',
+                    'es' if len(passing) == 1 else '',
+                    ', '.join(c.id.split('/', 1)[-1] for c in passing)))
+    return '\n'.join(out) + '\n'
+
+
+def regression_by_step(checks):
+    """[(step, [regression checks of that step])], earliest step first."""
+    groups = {}
+    for c in checks:
+        if c.regression:
+            groups.setdefault(c.step, []).append(c)
+    return sorted(groups.items())
+
+
+def step_span(steps) -> str:
+    """'23-49' (or '38') for the steps of some regression checks: the earlier steps whose
+    contracts a grading re-ran (a step without code of its own has no checks, so it is not
+    among them, but between them)."""
+    steps = sorted(set(steps))
+    return str(steps[0]) if steps[0] == steps[-1] else '{}-{}'.format(steps[0], steps[-1])
+
+
+ADVICE_HEAD = 'advice: not counted'
+ADVICE_WHY = ('checks beyond the book (extension tier) that this grading does not count: they '
+              'never change the verdict or the score')
+
+
+def checks_line(card: Scorecard) -> str:
+    """How the checks went: those that count first ("all N counted pass" when every one of them
+    passed), then the advice checks, apart."""
+    def counts(records):
+        n = {}
+        for c in records:
+            n[c.status] = n.get(c.status, 0) + 1
+        return ', '.join('{} {}'.format(k, s) for s, k in sorted(n.items()))
+    counted = [c for c in card.checks if card.counts(c)]
+    advice = [c for c in card.checks if not card.counts(c)]
+    if counted and all(c.status == 'passed' for c in counted):
+        line = 'all {} counted pass'.format(len(counted))
+    else:
+        line = '{} (counted)'.format(counts(counted)) if advice else counts(counted)
+    regression = [c for c in counted if c.regression]
+    if regression:   # how many re-ran earlier steps' contracts, and which steps
+        line += '; {} of them re-run the contracts of step{} {} (regression)'.format(
+            len(regression), '' if len({c.step for c in regression}) == 1 else 's',
+            step_span(c.step for c in regression))
+    if advice:
+        line += '; advice, not counted: {}'.format(counts(advice))
+    return line
+
+
+def _check_block(card, c, diagnosis, colour, verbose, submission, is_advice=False):
+    """The lines of one failing check: a ✗ where it counts, a plain mark where it is advice."""
+    out = ['']
+    tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
+        _fmt(c.points))
+    if is_advice:
+        mark, tag = '·', tag + ', not counted'
+    else:
+        mark = _colour('✗', '31', colour)
+    out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
+    out.append('    ' + c.message)
+    for message, parts in _key_evidence(c)[:4 if not verbose else None]:
+        if message != c.message.split(' (and ')[0]:
+            out.append('    · ' + message)
+        for p in parts[:6]:
+            out.append('        ' + p)
+    if c.hint:
+        out.append('    hint: ' + c.hint)
+    cause = _cause_of(diagnosis, c.id)
+    if cause is not None and cause['kind'] == 'fault':
+        out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
+    elif cause is not None:
+        out.append('    root cause {} (above): {} check{} fail{} this way'.format(
+            cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
+            's' if len(cause['checks']) == 1 else ''))
+    elif diagnosis is None:   # a scorecard written before the diagnosis existed
+        for f in c.faults[:1]:
+            out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+    else:
+        out.append('    root cause: no catalogued fault matches')
+    if c.repro:
+        out.append('    ' + reproduce_line(card, c.id, submission))
+    return out
+
+
+def _folded_line(diagnosis, folded, mark):
+    ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
+    return ('{} {} more check{} fail{} the same way (root cause {}, listed above); '
+            '--verbose shows each'.format(mark, len(folded), '' if len(folded) == 1 else 's',
+                                          's' if len(folded) == 1 else '',
+                                          ', '.join(map(str, ranks))))
+
+
+def _advice(card, advice, diagnosis, colour, verbose, submission, shown_once):
+    """The advice section: failing checks that do not count, their causes, after all that does."""
+    out = ['', '{} ({} check{} fail{}): {}'.format(
+        _colour(ADVICE_HEAD, '1', colour), len(advice), '' if len(advice) == 1 else 's',
+        's' if len(advice) == 1 else '', ADVICE_WHY)]
+    out.extend(_causes_lines([c for c in (diagnosis or {}).get('causes', ()) if c.get('advice')],
+                             (diagnosis or {}).get('unexplained_advice', ()), 96))
+    folded = [c for c in advice if c.id in shown_once]
+    for c in advice:
+        if c.id not in shown_once:
+            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission, True))
+    if folded:
+        out.append('')
+        out.append(_folded_line(diagnosis, folded, '·'))
+    return out
+
+
+def reproduce_line(card: Scorecard, check_id, submission=None) -> str:
+    """`reproduce: COMMAND` for one failing check; where the code's path is not known, it says
+    the command runs in the folder that holds the code."""
+    where = '' if submission is not None else ' ({})'.format(repro_snippets.IN_YOUR_FOLDER)
+    return 'reproduce{}: {}'.format(where, _command(card, check_id, submission))
+
+
+def _command(card: Scorecard, check_id, submission) -> str:
+    """The command that grades `check_id` (None: every check) of `card` again."""
+    return printable(repro_snippets.check_command(card.step, card.seed, check_id, submission,
+                                         device_mode=card.environment.get('device_mode', 'sim'),
+                                         era=card.era), lines=False)
+
+
+def _cause_name(cause):
+    return ' or '.join(f['id'] for f in cause['faults']) + ' — ' + cause['faults'][0]['title']
+
+
+def _diagnosis(diagnosis, failing, colour, width=96):
+    """The root causes of the failing checks that count, most likely first, each with the checks
+    it explains: read this before the checks one by one (the causes of advice have their own
+    section, after)."""
+    if not diagnosis or not failing:
+        return []
+    out = ['', _colour('root causes', '1', colour) + ' (most likely first; the checks each explains):']
+    out.extend(_causes_lines([c for c in diagnosis['causes'] if not c.get('advice')],
+                             diagnosis['unexplained'], width))
+    if not diagnosis.get('fingerprints'):
+        out.append('  (no fault fingerprints for this step: only shared errors are grouped)')
+    return out
+
+
+def _causes_lines(causes, unexplained, width):
+    out = []
+    for cause in causes:
+        out.append('  {}. {}'.format(cause['rank'], cause['summary']))
+        if cause['kind'] == 'fault' and len(cause['faults']) > 1:
+            out.append('     (faults {}: what failed cannot tell them apart)'.format(
+                ', '.join(f['id'] for f in cause['faults'])))
+        elif cause['kind'] == 'fault':
+            out.append('     (fault {})'.format(cause['faults'][0]['id']))
+        out.extend(_wrapped('     checks: ', cause['checks'], width))
+        error = cause.get('error')
+        if cause['kind'] == 'fault' and error and not error.get('names'):
+            at = ' at {}'.format(error['where']) if error.get('where') else ''
+            out.append('     your code raised {}: {}{}'.format(error['type'], error['message'], at))
+        if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
+            out.append('     hint: ' + cause['faults'][0]['hint'])
+        elif error and error.get('hint'):
+            out.append('     hint: ' + error['hint'])
+        if error and error.get('places'):
+            out.extend(_wrapped('     raised at: ', error['places'], width))
+    if unexplained:
+        out.extend(_wrapped('  no catalogued fault matches: ', list(unexplained), width))
+    return out
+
+
+def _wrapped(head, items, width):
+    lines, line = [], head
+    for i, item in enumerate(items):
+        piece = item + (', ' if i < len(items) - 1 else '')
+        if len(line) + len(piece) > width and line.strip() != head.strip():
+            lines.append(line.rstrip())
+            line = ' ' * len(head)
+        line += piece
+    lines.append(line.rstrip())
+    return lines
+
+
+def _same_error_checks(diagnosis, failing, verbose):
+    """Checks that need no block of their own: those of a cause that is one error of the code (or
+    names it lacks), but one whose block shows the error (the first that raised it)."""
+    if verbose or not diagnosis:
+        return set()
+    status = {c.id: c.status for c in failing}
+    by_id = {c.id: c for c in failing}
+    out = set()
+    for cause in diagnosis['causes']:
+        if cause['kind'] == 'error':
+            same = list(cause['checks'])
+        else:   # a fault's checks that show nothing but the code's error the cause names
+            same = [c for c in cause['checks'] if c in by_id and cause.get('error')
+                    and _only_error(by_id[c], cause['error'])]
+        if len(same) > 1:
+            shown = next((c for c in same if status.get(c) == 'error'), same[0])
+            out.update(c for c in same if c != shown)
+    return out
+
+
+def _only_error(check: CheckRecord, error):
+    """Whether every failing finding of a check reports `error` (same type, same place or text)."""
+    findings = check.failing_findings
+    for f in findings:
+        ev = f.get('evidence') or {}
+        if (ev.get('exception') or ev.get('raised')) != error['type']:
+            return False
+        if not ((error['where'] and ev.get('where') == error['where'])
+                or (error['message'] and error['message'] in f['message'])):
+            return False
+    return bool(findings)
+
+
+def _notebooks(card: Scorecard, limit=12):
+    """Which notebooks the graded code came from, and the lines of them that were not run."""
+    nb = card.notebook
+    if not nb:
+        return []
+    out = ['', 'notebooks: graded the code cells of {} (places below are cells and lines of '
+           'the notebook)'.format(', '.join(nb['notebooks']))]
+    if nb['not_run']:
+        out.append('  not run by the grader (each stands as `pass`):')
+    for item in nb['not_run'][:limit]:
+        out.append('  - {}: {} ({})'.format(item['where'], item['line'], item['why']))
+    if len(nb['not_run']) > limit:
+        out.append('  ... and {} more in the scorecard (--json)'.format(len(nb['not_run']) - limit))
+    return out
+
+
+def _compatibility(card: Scorecard, limit=12):
+    """The drifts of the environment the code met: listed right under the verdict, since they
+    are what breaks first when the code leaves the book's 2020 stack."""
+    found = card.compatibility
+    if not found:
+        return []
+    out = ['', 'compatibility findings: graded in the book\'s 2020 environment (not failures; '
+           'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break; '
+           'an import of a module this machine lacks counts only where it is used:']
+    for f in found[:limit]:
+        since = ' ({})'.format(f.since) if f.since else ''
+        out.append('  ! {} at {}: {}{}'.format(f.api, f.where, f.message, since))
+        if f.fix:
+            out.append('      fix: {}'.format(f.fix))
+    if len(found) > limit:
+        out.append('  ... and {} more in the scorecard (--json)'.format(len(found) - limit))
+    return out

@@ -1,6 +1,0 @@
-"""`python -m grader` is `dezero-grade`."""
-import sys
-
-from grader.cli import main
-
-sys.exit(main())

@@ -1,8 +1,0 @@
-"""Code that runs inside a worker, next to the submission: scenarios → plain-data observations.
-
-Nothing here decides anything. A scenario drives the learner's (or the reference's) package
-through the book's public API and reports what it saw — values, shapes, dtypes, devices, graph
-structure, raised exceptions — as plain data that `grader.wire` carries to the trusted process,
-where the checks judge it. Scenarios are registered by name in `SCENARIOS`.
-"""
-from grader.sandboxed.probes.registry import SCENARIOS, scenario  # noqa: F401

@@ -117,12 +117,13 @@ def write_all(doc, folder: Path, notes=None) -> list:
             text = to_dot(graph, check['id'])
             schema.write_text_atomic(path, text)
             written.append(path)
-            if not dot:
-                continue
             size = len(graph.get('nodes') or ()) + len(graph.get('variables') or ())
             if size > MAX_DRAWN_NODES or len(text) > MAX_DOT_BYTES:
+                # too large to lay out, whether or not Graphviz is installed here
                 why = 'the graph has {} functions and variables, more than the {} drawn'.format(
                     size, MAX_DRAWN_NODES)
+            elif not dot:
+                continue
             else:
                 why = render_svg(dot, path, path.with_suffix('.svg'))
             if why is None:

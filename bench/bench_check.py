@@ -22,9 +22,11 @@ os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 from dezero_grader import reference  # noqa: E402
 from dezero_grader.catalogue import assignments
 from dezero_grader.grading import run
-from dezero_grader.grading.observe import Target, observe, observe_reference  # noqa: E402
+from dezero_grader.grading.reference_answers import observe_reference  # noqa: E402
+from dezero_grader.grading.worker_session import observe  # noqa: E402
 from dezero_grader.intake import load  # noqa: E402
 from dezero_grader.isolation.worker_process import Limits, Worker  # noqa: E402
+from dezero_grader.records.dataflow import Target  # noqa: E402
 
 
 def timed(fn, repeat):

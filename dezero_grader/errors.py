@@ -62,7 +62,7 @@ class WorkerFailure(Exception):
                           killed. ``cpu_s`` is the CPU time the worker's processes used in it;
                           ``busy`` is True when a wall-clock timeout came while the processes
                           waited for a CPU the machine did not give them (a loaded machine, not
-                          code that hangs: ``dezero_grader.grading.observe`` grades such a run again);
+                          code that hangs: ``dezero_grader.grading.run`` grades such a run again);
     * ``cpu-time``     -- the worker used up its CPU-time limit (SIGXCPU);
     * ``memory``       -- the learner's code hit the memory limit (MemoryError, or a native crash
                           that reported running out of memory, or a kill we did not send);

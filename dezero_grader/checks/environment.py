@@ -2,10 +2,10 @@
 readers have it before step 52 (and most after: the book's `dezero.cuda` makes the GPU
 optional).
 
-The learner's code is first imported with no CuPy at all (`dezero_grader.grading.observe`: `import cupy`
+The learner's code is first imported with no CuPy at all (`dezero_grader.grading.worker_session`: `import cupy`
 raises ModuleNotFoundError there, as it does on such a machine), and the checks that run on the
 host run in that worker; only the device checks run where the (simulated) CuPy is. This check
-judges the import itself: its pseudo-probe (`NO_CUPY`) is answered by `dezero_grader.grading.observe` from that
+judges the import itself: its pseudo-probe (`NO_CUPY`) is answered by `dezero_grader.grading.worker_session` from that
 first import, never by a worker's scenario. A package that imports only where CuPy is (an
 unguarded `import cupy`, a `cp.ndarray` annotation evaluated at import) fails it, and is graded
 with the device for everything else so that its other checks still say what they find. From
@@ -52,7 +52,7 @@ def _judge(inp):
 
 
 def report_problem(value) -> str:
-    """'' when `value` has the form `dezero_grader.grading.observe` answers the pseudo-probe with (the first
+    """'' when `value` has the form `dezero_grader.grading.worker_session` answers the pseudo-probe with (the first
     setup's raw `gpu_flag`: a bool, None, or a type's name), else what does not fit."""
     if not isinstance(value, dict) or set(value) != {'gpu_flag'}:
         return 'the report is not {\'gpu_flag\': ...}'

@@ -306,7 +306,7 @@ def _match_judge(inp):
     if isinstance(report, dict) and 'unreferenced' in report:
         # no scenario grades without the reference's numbers any more (recurrent layers are
         # judged on raw values by recurrent.match), so this is a forged answer
-        # (`dezero_grader.grading.run.forged_reports` ends the grading before a judge sees one: the second line)
+        # (`dezero_grader.grading.trust.forged_reports` ends the grading before a judge sees one: the second line)
         if not contracts.load_all()[inp.params['scenario']].may_send('unreferenced'):
             return [Finding('error', '{}: the process running your code answered with a section '
                             'its scenario never sends'.format(

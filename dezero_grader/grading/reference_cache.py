@@ -4,7 +4,8 @@ version over everything else an answer depends on -- NumPy's version, the refere
 files that build what the worker is sent. The probe's own key holds all that an assignment gives
 a probe (scenario, parameters, seed, device), so an assignment edit that changes what a check
 asks misses by itself, and one that changes only titles or points keeps the answers. Set
-$DEZERO_GRADER_CACHE to move it; a learner's worker may not read it (`dezero_grader.grading.observe`).
+$DEZERO_GRADER_CACHE to move it; a learner's worker may not read it (`dezero_grader.grading.trust`).
+The answers are asked, retried and stored by `dezero_grader.grading.reference_answers`.
 
 The worker's files are derived (`dezero_grader.grading.codeset.closure` of the worker's entry modules): the
 sandboxed package (scenarios, simulated device), the contracts, the wire format, the errors and
@@ -23,8 +24,9 @@ from dezero_grader.grading import codeset
 # What the worker runs: its main module and the handler module it imports (`dezero_grader.isolation.worker_process`).
 WORKER_ROOTS = ('dezero_grader.sandboxed.worker', 'dezero_grader.sandboxed.probes.handlers')
 # The trusted side of the boundary: the requests (setup's entry, device mode and era; each
-# probe's encoding) and the worker's process and environment are made here.
-REQUEST_FILES = ('grading/observe.py', 'isolation/worker_process.py', 'isolation/bwrap.py')
+# probe's encoding), the reference's entry, and the worker's process and environment are made here.
+REQUEST_FILES = ('grading/worker_session.py', 'grading/reference_answers.py', 'isolation/worker_process.py',
+                 'isolation/bwrap.py')
 
 
 def key_files(grader_dir: Path = codeset.GRADER_DIR) -> list:

@@ -126,7 +126,7 @@ def _run(use, root, entry, *, step, seed, device, era, timeout, expansion=None):
     from dezero_grader.intake import notebook
     from dezero_grader.records.dataflow import LearnerError, Observation
     from dezero_grader.records.status import FAILING
-    from dezero_grader.grading.observe import observe_reference
+    from dezero_grader.grading.reference_answers import observe_reference
     from dezero_grader.grading.run import judge_check
     from dezero_grader.grading.seeds import check_seed
     from dezero_grader.isolation.worker_process import Limits

@@ -21,12 +21,14 @@ from dezero_grader.catalogue import assignments
 from dezero_grader.checks import CHECKS, JudgeInput, environment
 from dezero_grader.errors import GraderError, SubmissionError
 from dezero_grader.grading import diagnose, fingerprints, stepfile_reach
-from dezero_grader.grading.observe import SetupFailure, Target, believe_skips, observe, observe_reference
+from dezero_grader.grading.reference_answers import believe_skips, observe_reference
+from dezero_grader.grading.trust import forged_reports, misshapen_reports, more_text
+from dezero_grader.grading.worker_session import observe
 from dezero_grader.grading.repro_snippets import repro_for
 from dezero_grader.intake import load
 from dezero_grader.isolation import bwrap
 from dezero_grader.isolation.worker_process import Limits
-from dezero_grader.records.dataflow import CheckResult, Finding
+from dezero_grader.records.dataflow import CheckResult, Finding, Target
 from dezero_grader.records.status import FAILING
 from dezero_grader.scoring import score, scorecard_write
 # the course secret and the seeds it gives live in dezero_grader.grading.seeds (the worker's host and the repro
@@ -302,7 +304,7 @@ def judge_check(use, definition, pl, mine, theirs) -> list:
     if problems:   # a failed contract: what honest but unusual code may give, never a pass
         return [Finding('failed', 'what the process running your code reported for this check '
                         'does not have the form the grader reads ({}){}'.format(
-                            problems[0][:200], _more(problems)),
+                            problems[0][:200], more_text(problems)),
                         evidence={'report_problems': [str(p)[:200] for p in problems[:8]]})]
     try:
         mine, theirs = _derived(mine), _derived(theirs)
@@ -330,55 +332,6 @@ def _derived(observations) -> dict:
             obs = dataclasses.replace(obs, value=declaration.judged_report(obs.value, probe.params))
         out[probe] = obs
     return out
-
-
-def _more(problems):
-    return '' if len(problems) == 1 else ' and {} more'.format(len(problems) - 1)
-
-
-def misshapen_reports(observations) -> list:
-    """What, in the reports among `observations`, does not fit the shape their scenario declares
-    for their probe (`dezero_grader.contracts.Declaration.report_problems`), as 'scenario: problem'
-    `Problem`s (`forged` kept). A report of a scenario nobody declared does not fit at all."""
-    declared = contracts.load_all()
-    out = []
-    for obs in observations:
-        if not obs.ok:
-            continue
-        if obs.probe.scenario == environment.NO_CUPY:   # answered from a setup, not a scenario
-            problem = environment.report_problem(obs.value)
-            if problem:
-                out.append(_as_problem('{}: {}'.format(environment.NO_CUPY, problem), True))
-            continue
-        declaration = declared.get(obs.probe.scenario)
-        if declaration is None:
-            out.append(_as_problem('{}: no such scenario is declared'.format(obs.probe.scenario),
-                                   True))
-            continue
-        for problem in declaration.report_problems(obs.value, obs.probe.params):
-            out.append(_as_problem('{}: {}'.format(obs.probe.scenario, problem), problem.forged))
-    return out
-
-
-def _as_problem(text, forged):
-    from dezero_grader.contracts.shapes import Problem
-    p = Problem(text)
-    p.forged = forged
-    return p
-
-
-def forged_reports(learner):
-    """The learner's side, ended as `tampered` where one of its reports has a form only a forged
-    answer gives (a part the grader's own scenario code always or never writes for that probe:
-    a key missing or undeclared, a list of another length than the probe's parameters fix),
-    before any judge reads it."""
-    forged = [p for p in misshapen_reports(learner.observations.values()) if p.forged]
-    if not forged:
-        return learner
-    return dataclasses.replace(learner, failure=SetupFailure(
-        'tampered', 'the process running your code answered with a report the grader\'s own code '
-        'never writes ({}{}); was the grader changed from inside it?'.format(
-            forged[0][:200], _more(forged)), learner.output_tail))
 
 
 def diagnose_results(results, assignment, profile='book') -> dict:

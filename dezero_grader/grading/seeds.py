@@ -1,7 +1,7 @@
 """The course secret and the seeds it gives: what makes a grading reproducible for the same code
 and unknowable before the code is written.
 
-The pipeline (`run`), the worker's host (`observe`, which hides the secret file from the worker)
+The pipeline (`run`), the trust rules (`trust`, which hide the secret file from the worker)
 and the repro lines (`repro_snippets`, `rerun`) all read these; they live here, below all of them, so
 that none of those has to import the pipeline.
 """

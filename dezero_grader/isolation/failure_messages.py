@@ -1,6 +1,6 @@
 """A learner's worker failing, as the learner is told it: why their code could not be set up
 (`setup_failure`), and a `WorkerFailure` in words that name the limit and the option that sets it
-(`explain`). Pure functions of the answers and the limits; `dezero_grader.grading.observe` uses them."""
+(`explain`). Pure functions of the answers and the limits; `dezero_grader.grading.worker_session` uses them."""
 from __future__ import annotations
 
 import re

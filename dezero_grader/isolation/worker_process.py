@@ -18,7 +18,7 @@ limit:
 * ``call_s`` [30]     CPU seconds for one request; the worker is killed when it has used them.
                       The request's wall clock is ``hang_factor`` times as long (at least 5 s).
 * ``total_s`` [300]   CPU seconds for the worker's whole life (every request and the start count
-                      against it; ``dezero_grader.grading.observe`` gives a restarted worker only what is left,
+                      against it; ``dezero_grader.grading.worker_session`` gives a restarted worker only what is left,
                       so this bounds a whole submission). Its wall clock: ``wall_s``, by default
                       ``hang_factor`` times as long.
 * ``hang_factor`` [10] how many times its CPU limit a wall-clock limit is.
@@ -39,7 +39,7 @@ limit:
 
 A timeout on the wall clock says how much CPU time the code used and whether its processes spent
 the time waiting for a CPU the machine did not give them (``WorkerFailure.busy``: a loaded
-machine, not a hang; ``dezero_grader.grading.observe`` grades such a run again). Without /proc (macOS) the CPU
+machine, not a hang; ``dezero_grader.grading.run`` grades such a run again). Without /proc (macOS) the CPU
 time cannot be measured: the wall-clock limits are then the CPU limits themselves.
 
 A limit set to ``None`` is not applied. The worker gets a scrubbed environment (PATH; LANG and

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping
 
 from dezero_grader.records import status as _status
@@ -71,6 +72,42 @@ class Observation:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a worker loads: the submission's entry, or the reference."""
+    cwd: Path
+    sys_path: tuple
+    entry: dict            # {'kind', 'module', 'path'}
+
+
+@dataclass(frozen=True)
+class SetupFailure:
+    """What ends one side's observing as a whole (the code did not load, its worker broke the
+    time budget, or it answered what only a changed grader sends: `tampered`)."""
+    code: str              # import-error | syntax-error | timeout | memory | exited | tampered | ...
+    message: str
+    output_tail: str = ''
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    """What observing one side (the learner's code or the reference) in its worker gave: each
+    probe's Observation, what setup reported, the failure that ended it (None when it ran), the
+    compatibility findings, the end of what it printed, and the skips its worker claimed (believed
+    only once the reference is seen: `dezero_grader.grading.reference_answers.believe_skips`)."""
+    observations: dict     # Probe -> Observation
+    setup: dict | None     # what setup reported (demo_error, gpu_enable, import_s)
+    failure: SetupFailure | None
+    findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
+    output_tail: str = ''
+    claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
+    busy: tuple = ()            # messages of wall-clock timeouts on a machine that was busy
+    cpu_s: float = 0.0          # the CPU time its workers used, all of them together
+    # the learner's first import, without CuPy: {'gpu_flag': ...} from its setup, or
+    # {'failure': SetupFailure} when the code imports only where CuPy is (None: not tried)
+    cupyless: dict | None = None
 
 
 @dataclass(frozen=True)

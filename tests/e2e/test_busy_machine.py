@@ -58,7 +58,7 @@ def test_a_grading_out_of_wall_clock_on_a_busy_machine_is_graded_again_and_says_
     # the first observation of the learner's code ends as the sandbox reports a wall-clock
     # timeout on a busy machine (here made so: a load cannot be made to order); the grader
     # observes it again, once, and keeps the second
-    from dezero_grader.grading import observe as observe_mod
+    from dezero_grader.records.dataflow import SetupFailure, WorkerRun
     real, calls = run.observe, []
     busy = ('your code did not finish within 30 s of wall-clock time in one request (its CPU-time '
             'limit is 3 s), using only 0.4 s of CPU time: the machine was busy and kept it waiting '
@@ -68,7 +68,7 @@ def test_a_grading_out_of_wall_clock_on_a_busy_machine_is_graded_again_and_says_
         got = real(target, probes, **kw)
         calls.append(got)
         if len(calls) == 1:
-            return observe_mod.WorkerRun({}, None, observe_mod.SetupFailure(
+            return WorkerRun({}, None, SetupFailure(
                 'timeout', 'importing your code did not finish: the machine was busy'), busy=(busy,))
         return got
 

@@ -247,27 +247,28 @@ def test_relative_paths_work_as_a_user_types_them(tmp_path):
 
 
 def test_a_failing_reference_worker_is_tried_again_and_never_blamed_on_the_learner(monkeypatch):
-    from dezero_grader.grading import observe as obs
-    real = obs.observe
+    from dezero_grader.grading import reference_answers
+    from dezero_grader.records.dataflow import SetupFailure, WorkerRun
+    real = reference_answers.observe
     calls = []
 
     def flaky(target, probes, **kw):
         if target.entry.get('kind') == 'reference':
             calls.append(len(probes))
             if len(calls) == 1:   # the first reference worker is killed under it
-                return obs.WorkerRun({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+                return WorkerRun({}, None, SetupFailure('memory', 'killed'), (), '')
         return real(target, probes, **kw)
 
-    monkeypatch.setattr(obs, 'observe', flaky)
+    monkeypatch.setattr(reference_answers, 'observe', flaky)
     doc = grade(reference.ROOT, 52, use_cache=False)
     assert len(calls) == 2 and doc['verdict'] == 'accept'
 
     def broken(target, probes, **kw):
         if target.entry.get('kind') == 'reference':
-            return obs.WorkerRun({}, None, obs.SetupFailure('memory', 'killed'), (), '')
+            return WorkerRun({}, None, SetupFailure('memory', 'killed'), (), '')
         return real(target, probes, **kw)
 
-    monkeypatch.setattr(obs, 'observe', broken)
+    monkeypatch.setattr(reference_answers, 'observe', broken)
     doc = grade(reference.ROOT, 52, use_cache=False)
     assert doc['verdict'] == 'invalid' and doc['invalid']['code'] == 'grader-error'
     assert 'not of the submission' in doc['reason'] and 'your code' not in doc['reason']

@@ -28,7 +28,7 @@ import dezero_grader
 from dezero_grader import reference
 from dezero_grader import cli
 from dezero_grader.grading import run
-from dezero_grader.grading.observe import cache_dir
+from dezero_grader.grading.reference_cache import cache_dir
 from dezero_grader.isolation import bwrap
 from dezero_grader.isolation.worker_process import Limits, Worker
 from dezero_grader.records import schema

@@ -115,9 +115,9 @@ def test_the_course_secret_file_is_hidden_inside_a_folder_the_sandbox_mounts(tmp
 
 
 def test_the_grader_hides_the_secret_file_it_is_given(tmp_path, monkeypatch):
-    from dezero_grader.grading import observe
+    from dezero_grader.grading import trust
     secret = tmp_path / 'venv' / 'course-secret'
     secret.parent.mkdir()
     secret.write_text('s')
     monkeypatch.setenv(run.SECRET_FILE_ENV, str(secret))
-    assert secret.resolve() in observe._hidden_from_learners(tmp_path / 'scratch')
+    assert secret.resolve() in trust.hidden_from_learners(tmp_path / 'scratch')

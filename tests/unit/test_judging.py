@@ -10,10 +10,9 @@ from dezero_grader.catalogue import assignments
 from dezero_grader.checks import recurrent_math
 from dezero_grader.checks import JudgeInput, Plan
 from dezero_grader.errors import GraderError
-from dezero_grader.grading import run
-from dezero_grader.grading.observe import WorkerRun
+from dezero_grader.grading import run, trust
 from dezero_grader.intake import load
-from dezero_grader.records.dataflow import Observation, Probe
+from dezero_grader.records.dataflow import Observation, Probe, WorkerRun
 from dezero_grader.wire import Array
 
 PROBE = Probe('api.names', {'names': ['Variable']}, seed=1)
@@ -70,7 +69,7 @@ def test_a_recurrent_phase_that_raised_is_judged_as_the_code_raising():
     params = [{'place': place, 'value': Array(recurrent_math.seeded(1, 'rnn:' + place, shape), 'cpu')}
               for place, shape in (('x2h/W', (2, 3)), ('x2h/b', (3,)), ('h2h/W', (3, 3)))]
     report = {'params': params, 'window': {'raised': 'TypeError', 'message': 'expected an array'}}
-    assert run.misshapen_reports([Observation(plan.learner[0], value=report)]) == []
+    assert trust.misshapen_reports([Observation(plan.learner[0], value=report)]) == []
     findings = definition.judge(JudgeInput(
         params=use.params, tolerance=dict(definition.tolerance, **use.tolerance), plan=plan,
         learner={plan.learner[0]: Observation(plan.learner[0], value=report)}, reference={}))
@@ -86,7 +85,8 @@ SEED = 4343
 def step43(tmp_path_factory):
     """Step 43's checks, the learner's probes answered by correct code (the reference run as a
     learner is), and the reference's answers."""
-    from dezero_grader.grading.observe import observe, observe_reference, reference_target
+    from dezero_grader.grading.reference_answers import observe_reference, reference_target
+    from dezero_grader.grading.worker_session import observe
     from dezero_grader.isolation.worker_process import Limits
     assignment = assignments.load(43)
     work = run.plan(assignment, SEED)
@@ -130,7 +130,7 @@ def _forge(learner, how):
 
 def test_correct_code_has_reports_of_the_declared_form_and_full_marks(step43):
     assignment, work, learner, reference, sub = step43
-    assert run.forged_reports(learner) is learner
+    assert trust.forged_reports(learner) is learner
     results = run.judge(work, assignment, learner, reference, 'sim', SEED, sub)
     assert {r.status for r in results} == {'passed'}
 
@@ -138,7 +138,7 @@ def test_correct_code_has_reports_of_the_declared_form_and_full_marks(step43):
 @pytest.mark.parametrize('how', sorted(FORGERIES))
 def test_a_forged_report_ends_the_grading_as_tampered_before_any_judge(step43, how):
     learner = _forge(step43[2], how)[0]
-    failure = run.forged_reports(learner).failure
+    failure = trust.forged_reports(learner).failure
     assert failure is not None and failure.code == 'tampered'
     assert 'never writes' in failure.message
 

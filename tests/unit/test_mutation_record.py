@@ -70,7 +70,8 @@ def test_the_key_covers_every_module_that_decides():
         every = {p.relative_to(root).as_posix() for p in codeset.files_under(root / folder)}
         assert every and every <= deciding, sorted(every - deciding)
     assert {'grading/run.py', 'scoring/score.py', 'scoring/policy.py', 'records/status.py',
-            'scoring/scorecard_write.py', 'grading/observe.py', 'wire.py',
+            'scoring/scorecard_write.py', 'grading/worker_session.py', 'grading/trust.py',
+            'grading/reference_answers.py', 'wire.py',
             'catalogue/assignments.py', 'sandboxed/worker.py'} <= deciding
 
 

@@ -1,4 +1,4 @@
-"""Probes asked in batches (`dezero_grader.grading.observe._Session.observe_batch`): what one probe does to the
+"""Probes asked in batches (`dezero_grader.grading.worker_session._Session.observe_batch`): what one probe does to the
 worker stays that probe's. A worker that dies under one probe of a batch fails that probe as it
 would alone; the answers before it (which the batch's tripwire never confirmed) and the probes
 after it are asked again, so every other observation is what a worker asked one probe at a time
@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from dezero_grader.catalogue import assignments
-from dezero_grader.grading import observe, run
-from dezero_grader.grading.observe import Target
+from dezero_grader.grading import run, worker_session
 from dezero_grader.isolation.worker_process import Limits
-from dezero_grader.records.dataflow import canonical_json
+from dezero_grader.records.dataflow import Target, canonical_json
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith('linux'),
                                 reason='the worker runs under Linux confinement')
@@ -38,14 +37,14 @@ def _package(root: Path, patch=None, init_tail='') -> Target:
 
 
 def _observe(target, probes):
-    return observe.observe(target, probes, device_mode='cpu', limits=Limits(), era='book')
+    return worker_session.observe(target, probes, device_mode='cpu', limits=Limits(), era='book')
 
 
 @pytest.fixture(scope='module')
 def probes():
     work = run.plan(assignments.load(STEP), seed=2026)
     found = [p for p in work.learner_probes if p.device == 'cpu']
-    assert len(found) > 2 * observe.BATCH
+    assert len(found) > 2 * worker_session.BATCH
     return found
 
 

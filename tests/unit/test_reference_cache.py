@@ -13,7 +13,7 @@ import pytest
 from dezero_grader import reference
 from dezero_grader.catalogue import assignments
 from dezero_grader.grading import codeset, reference_cache, run
-from dezero_grader.grading.observe import observe_reference
+from dezero_grader.grading.reference_answers import observe_reference
 from dezero_grader.isolation.worker_process import Limits
 from dezero_grader.records import schema
 
@@ -63,7 +63,8 @@ def test_the_key_covers_what_runs_in_the_worker_and_builds_its_requests(copies):
         every = {p.relative_to(grader_dir).as_posix() for p in codeset.files_under(grader_dir / folder)}
         assert every and every <= keyed, sorted(every - keyed)
     assert {'sandboxed/worker.py', 'sandboxed/probes/handlers.py', 'sandboxed/capture.py',
-            'sandboxed/guard.py', 'wire.py', 'errors.py', '__init__.py', 'grading/observe.py',
+            'sandboxed/guard.py', 'wire.py', 'errors.py', '__init__.py', 'grading/worker_session.py',
+            'grading/reference_answers.py',
             'isolation/worker_process.py'} <= keyed
     # the judges run on the trusted side only: an edit there keeps the reference's answers
     assert not any(k.startswith('checks/') for k in keyed)

@@ -1,122 +1,41 @@
-"""Submission (or reference) + probes → observations, through a sandboxed worker.
+"""The worker session: one side (the submission, or the reference) observed through a worker.
 
-`observe` starts a worker in the submission's scratch copy, loads the submission there
-(`setup`), and runs each probe, turning every answer into an `Observation`: a decoded value,
-or a `LearnerError` when the learner's code raised, ran out of time or killed its worker (the
-worker is then restarted for the remaining probes, within one time budget: `Limits.total_s`
-bounds the whole submission's CPU time, restarts included, and its wall clock is bounded as
-generously as `Limits.total_wall_s` says). A timeout on the wall clock that came while the
-machine kept the code waiting for a CPU (`WorkerFailure.busy`) is kept in `WorkerRun.busy`:
-`dezero_grader.grading.run` grades such a submission again. The reference is observed the same way, in a
-worker of its own, and its observations are cached on disk by (probe, reference sources, probe
-code, NumPy version): they depend on nothing else.
+`observe` starts a worker in the side's scratch copy, loads the code there (`setup`), and runs
+each probe, turning every answer into an `Observation`: a decoded value, or a `LearnerError` when
+the learner's code raised, ran out of time or killed its worker (the worker is then restarted for
+the remaining probes, within one time budget: `Limits.total_s` bounds the whole submission's CPU
+time, restarts included, and its wall clock is bounded as generously as `Limits.total_wall_s`
+says). Probes go in batches of `BATCH` with one tripwire run for the batch; a probe stuck in a
+call where an earlier one ran out of time is stopped early there (`SameTimeout`). A timeout on the
+wall clock that came while the machine kept the code waiting for a CPU (`WorkerFailure.busy`) is
+kept in `WorkerRun.busy`: `dezero_grader.grading.run` grades such a submission again.
 
-Nothing a learner's worker says about itself is believed beyond raw observations: whether a
-probe is skipped is decided here, once both sides are observed (`believe_skips`: a worker's own
-`__skipped__` is believed only when the reference's worker skips the same probe too, else it is
-evidence of tampering), malformed
-or unusable answers become failed observations rather than crashes, the tripwire of
-`dezero_grader.sandboxed.probes.handlers` (`GraderModified`) ends in an `invalid` scorecard (code `tampered`),
-and a learner's worker may not read the reference implementation or the cache of its answers.
-What the learner is told of a failing worker is in `dezero_grader.isolation.failure_messages`; where the reference's
-answers are kept, in `dezero_grader.grading.reference_cache`.
+It sits between the checks' probes and the judges: what it hands on is a `WorkerRun`
+(`dezero_grader.records.dataflow`). Each answer is taken only in the form the grader's own worker
+gives it (`dezero_grader.grading.trust`: an answer of another form ends a learner's side as
+`tampered`, a skip its worker claims waits for the reference); the reference's answers, retried
+and cached, are `dezero_grader.grading.reference_answers`'; what the learner is told of a failing
+worker is `dezero_grader.isolation.failure_messages`'.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import secrets
-import tempfile
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 from dezero_grader import wire
 from dezero_grader.checks.environment import NO_CUPY   # its pseudo-probe, answered here
 from dezero_grader.errors import GraderError, WorkerFailure
-from dezero_grader.grading.reference_cache import cache_dir, cache_path
-from dezero_grader.grading.seeds import SECRET_FILE_ENV
+from dezero_grader.grading.trust import (compat_finding, error_problem, forged, hidden_from_learners,
+                                         learner_error, setup_shaped, skipped)
 from dezero_grader.isolation.failure_messages import (PLACE, RUNNING, SAME_TIMEOUT, TAMPERED, WHOLE_RUN, explain,
                                                       same_timeout_after, setup_failure)
 from dezero_grader.isolation.worker_process import Limits, Worker
-from dezero_grader.records.dataflow import LearnerError, Observation
-from dezero_grader.records.schema import write_text_atomic
+from dezero_grader.records.dataflow import LearnerError, Observation, SetupFailure, Target, WorkerRun
 
-_GRADER_DIR = Path(__file__).resolve().parents[1]
 # probes asked in one request: the worker's processes looked at and its tripwire run once for all
 BATCH = 16
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a worker loads: the submission's entry, or the reference."""
-    cwd: Path
-    sys_path: tuple
-    entry: dict            # {'kind', 'module', 'path'}
-
-
-@dataclass(frozen=True)
-class SetupFailure:
-    code: str              # import-error | syntax-error | timeout | memory | exited | ...
-    message: str
-    output_tail: str = ''
-
-
-@dataclass(frozen=True)
-class WorkerRun:
-    """What observing one side (the learner's code or the reference) in its worker gave: each
-    probe's Observation, what setup reported, the failure that ended it (None when it ran), the
-    compatibility findings, the end of what it printed, and the skips its worker claimed (believed
-    only once the reference is seen: `believe_skips`)."""
-    observations: dict     # Probe -> Observation
-    setup: dict | None     # what setup reported (demo_error, gpu_enable, import_s)
-    failure: SetupFailure | None
-    findings: tuple = ()   # compatibility findings: book-era NumPy and CuPy APIs the code used
-    output_tail: str = ''
-    claimed_skips: tuple = ()   # probes the learner's worker answered with `__skipped__`
-    busy: tuple = ()            # messages of wall-clock timeouts on a machine that was busy
-    cpu_s: float = 0.0          # the CPU time its workers used, all of them together
-    # the learner's first import, without CuPy: {'gpu_flag': ...} from its setup, or
-    # {'failure': SetupFailure} when the code imports only where CuPy is (None: not tried)
-    cupyless: dict | None = None
-
-
-def reference_target() -> Target:
-    from dezero_grader import reference
-    cwd = Path(tempfile.mkdtemp(prefix='dezero-grader-ref-'))
-    return Target(cwd=cwd, sys_path=(reference.ROOT,),
-                  entry={'kind': 'reference', 'module': 'dezero', 'path': ''})
-
-
-def learner_error(error: dict) -> LearnerError:
-    """An error answer of a worker (`dezero_grader.sandboxed.capture.describe`'s record) as the trusted
-    side keeps it; the worker's text is cut to 2000 characters."""
-    return LearnerError(type=str(error.get('type', 'Exception')),
-                        message=str(error.get('message', ''))[:2000],
-                        where=str(error.get('where') or ''), traceback=tuple(error.get('traceback') or ()))
-
-
-def _hidden_from_learners(cwd: Path) -> tuple:
-    """Folders (and files) a learner's worker may not read: the reference implementation (the
-    oracle), the cache of its answers and the course's secret file -- except a folder that holds
-    the submission or the grader itself."""
-    from dezero_grader import reference
-    own = [Path(cwd).resolve(), _GRADER_DIR.resolve()]
-    hidden = []
-    secret_file = os.environ.get(SECRET_FILE_ENV)
-    for folder in (Path(reference.ROOT), cache_dir()) + ((Path(secret_file),) if secret_file else ()):
-        folder = Path(os.path.realpath(folder))
-        if not any(p == folder or folder in p.parents for p in own):
-            hidden.append(folder)
-    return tuple(hidden)
-
-
-def _forged(what, tail) -> SetupFailure:
-    """A learner's worker answered what the grader's own worker never sends: the whole submission
-    is `tampered`, not one test."""
-    return SetupFailure('tampered', 'the process running your code answered {}; was the grader '
-                        'changed from inside it?'.format(what), tail)
+NO_DEVICE = 'needs a device, and this run has none (--device cpu)'
 
 
 class _Session:
@@ -139,7 +58,7 @@ class _Session:
             self.wall_deadline, self.cpu_spent = after.wall_deadline, after.cpu_spent
         self.busy = []          # the wall-clock timeouts that came while the machine was busy
         self.learner = target.entry.get('kind') != 'reference'
-        self.hidden = _hidden_from_learners(target.cwd) if self.learner else ()
+        self.hidden = hidden_from_learners(target.cwd) if self.learner else ()
         # where the learner's code ran out of time: (file, function) -> file:line, first first
         self.stuck = {}
         self.token = secrets.token_hex(8)
@@ -197,19 +116,19 @@ class _Session:
         except GraderError as e:
             if not self.learner:
                 raise   # the reference's worker: a bug of ours
-            return _forged('the grader\'s setup with something the grader\'s own worker never sends '
-                           '({})'.format(str(e)[:200]), self.close())
+            return forged('the grader\'s setup with something the grader\'s own worker never sends '
+                          '({})'.format(str(e)[:200]), self.close())
         if not answer['ok']:
             problem = error_problem(answer['error'])
             if problem and self.learner:
-                return _forged('the grader\'s setup with an error record the grader\'s own worker '
-                               'never writes ({})'.format(problem), self.close())
+                return forged('the grader\'s setup with an error record the grader\'s own worker '
+                              'never writes ({})'.format(problem), self.close())
             tail = self.close()
             return SetupFailure(*setup_failure(answer['error']), tail)
         self.setup_info = answer['result']
-        if self.learner and not _setup_shaped(self.setup_info):
-            return _forged('the grader\'s setup with a report the grader\'s own worker never writes',
-                           self.close())
+        if self.learner and not setup_shaped(self.setup_info):
+            return forged('the grader\'s setup with a report the grader\'s own worker never writes',
+                          self.close())
         if isinstance(self.setup_info, dict):
             self.note_findings(self.setup_info.get('findings'))
         return None
@@ -281,8 +200,8 @@ class _Session:
             self.close()     # a tripwire that raised what it never raises: ask them all again
             return [], batch, rest
         if verdict.get('result') is not True:
-            return [(batch[-1], _forged('a tripwire answer the grader\'s own worker never sends',
-                                        self.close()))], [], []
+            return [(batch[-1], forged('a tripwire answer the grader\'s own worker never sends',
+                                       self.close()))], [], []
         results = []
         for probe, answer, duration in zip(batch, answers, seconds):
             got = self.value(probe, answer, duration) if answer['ok'] else \
@@ -334,8 +253,8 @@ class _Session:
             if not self.learner:
                 raise GraderError('the reference\'s worker sent malformed data: {}'.format(
                     e.message)) from None
-            return _forged('with data the grader\'s own code never produces ({})'.format(e.message),
-                           self.close())
+            return forged('with data the grader\'s own code never produces ({})'.format(e.message),
+                          self.close())
         return Observation(probe, value=value, duration_s=duration)
 
     def error(self, probe, error, duration):
@@ -346,7 +265,7 @@ class _Session:
         if problem:
             if not self.learner:
                 raise GraderError('the reference\'s worker sent a malformed error: ' + problem)
-            return _forged('with an error record the grader\'s own worker never writes ({})'.format(
+            return forged('with an error record the grader\'s own worker never writes ({})'.format(
                 problem), self.close())
         kind = error.get('type')
         if kind == TAMPERED:
@@ -378,7 +297,7 @@ class _Session:
         one per (api, where), with the highest count seen."""
         try:
             for f in found or ():
-                item = _compat(f)
+                item = compat_finding(f)
                 key = (item['api'], item['where'])
                 if key not in self._findings or self._findings[key]['count'] < item['count']:
                     self._findings[key] = item
@@ -400,35 +319,6 @@ class _Session:
         return self.output_tail
 
 
-def error_problem(error) -> str:
-    """'' if `error` has the form `dezero_grader.sandboxed.capture.describe` (or the worker's own
-    refusals) give an error answer, else what does not fit: `type` and `message` are text,
-    `traceback` a list of text, `where` text or None, `errno` a whole number."""
-    if not isinstance(error, dict):
-        return 'the error is not a record'
-    for key in ('type', 'message'):
-        if not isinstance(error.get(key, ''), str):
-            return '{} is not text'.format(key)
-    trace = error.get('traceback', [])
-    if not isinstance(trace, list) or not all(isinstance(line, str) for line in trace):
-        return 'traceback is not a list of text'
-    if error.get('where') is not None and not isinstance(error['where'], str):
-        return 'where is neither text nor null'
-    if 'errno' in error and (not isinstance(error['errno'], int) or isinstance(error['errno'], bool)):
-        return 'errno is not a whole number'
-    return ''
-
-
-def _setup_shaped(info) -> bool:
-    """What `dezero_grader.sandboxed.probes.handlers.setup` answers: a flat report of plain values."""
-    if not isinstance(info, dict) or not isinstance(info.get('import_s'), (int, float)):
-        return False
-    flag = info.get('gpu_flag', ())
-    return isinstance(info.get('gpu_enable'), bool) and isinstance(info.get('scenarios'), list) \
-        and all(isinstance(n, str) for n in info['scenarios']) \
-        and (flag is None or isinstance(flag, (bool, str)))
-
-
 def _same_timeout(probe, error, limits, duration) -> Observation:
     """A probe stopped early in a call where an earlier one ran out of time: not run, because of
     that timeout (one timeout is one finding, however many tests reach the same loop)."""
@@ -444,8 +334,6 @@ def _same_timeout(probe, error, limits, duration) -> Observation:
 def _not_run(probe, message) -> Observation:
     return Observation(probe, error=LearnerError('WorkerFailure', message, kind='timeout'))
 
-
-NO_DEVICE = 'needs a device, and this run has none (--device cpu)'
 
 
 def observe(target: Target, probes, *, device_mode: str, limits: Limits, era='current',
@@ -522,7 +410,7 @@ def _observe_in(session, probes, progress, started=False) -> WorkerRun:
                                      busy=tuple(session.busy), cpu_s=session.cpu_spent)
                 observation, answered = got
                 observations[probe] = observation
-                if answered and session.learner and _skipped(observation):
+                if answered and session.learner and skipped(observation):
                     claims.append(probe)
                 if answered and progress:
                     progress()
@@ -559,105 +447,3 @@ def _merge_findings(findings) -> tuple:
         if key not in out or out[key]['count'] < f['count']:
             out[key] = f
     return tuple(out.values())
-
-
-def _skipped(observation) -> bool:
-    return observation.ok and isinstance(observation.value, dict) and '__skipped__' in observation.value
-
-
-def believe_skips(learner: WorkerRun, reference: WorkerRun, *, limits: Limits,
-                  device_mode: str) -> WorkerRun:
-    """Trust, decided once both sides are observed. A scenario may skip for a reason of the
-    environment (an optional package is missing); a learner's worker saying so is believed only
-    when the reference, asked the same thing in the same environment, skips it too. One skip it
-    does not make ends the learner's side in a `tampered` failure. The reference is asked here for
-    what it was not asked already (from its cache where it has it); its failure is the grader's
-    (GraderError)."""
-    if learner.failure is not None or not learner.claimed_skips:
-        return learner
-    mode = 'cpu' if device_mode == 'cpu' else 'sim'   # what the reference side was observed in: sim
-    known = dict(reference.observations) if mode == 'sim' else {}
-    missing = [p for p in learner.claimed_skips if p not in known]
-    if missing:
-        known.update(observe_reference(missing, limits=limits, device_mode=mode).observations)
-    for probe in learner.claimed_skips:
-        theirs = known.get(probe)
-        if theirs is None or not _skipped(theirs):
-            why = str(learner.observations[probe].value['__skipped__'])[:200]
-            return dataclasses.replace(learner, setup=None, findings=(), failure=SetupFailure(
-                'tampered', 'the process running your code claimed it could not run the test {} ({!r}), '
-                'which the reference runs here; the grader\'s code was changed from inside it'.format(
-                    probe.scenario, why), learner.output_tail))
-    return learner
-
-
-def _compat(f):
-    return {'api': str(f.get('api', '')), 'where': str(f.get('where', '')),
-            'message': str(f.get('message', '')), 'since': str(f.get('since', '')),
-            'fix': str(f.get('fix', '')), 'count': _count(f.get('count', 1))}
-
-
-def _count(value) -> int:
-    """A finding's count as the worker writes it (a whole number); anything else is garbled."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError('a count is a whole number')
-    return max(1, value)
-
-
-# -- the reference, asked again when its worker fails ------------------------------------------
-
-REFERENCE_TRIES = 2
-
-
-def observe_reference(probes, *, limits: Limits, device_mode='sim', use_cache=True) -> WorkerRun:
-    """The reference's answers to `probes`, from the cache where it has them. The reference is
-    the grader's own code: a worker of it that fails (stopped by the machine, out of time under
-    load) is the grader's trouble, never the learner's, so it is tried again in a fresh worker;
-    what still fails raises GraderError, worded as the grader's failure."""
-    observations, missing = {}, []
-    for probe in probes:
-        path = cache_path(probe, device_mode)
-        if use_cache and path.is_file():
-            try:
-                with open(path, encoding='utf-8') as f:
-                    observations[probe] = Observation(probe, value=wire.decode(json.load(f)))
-                continue
-            except (OSError, ValueError):
-                pass   # a damaged cache entry is recomputed
-        missing.append(probe)
-    if not missing:
-        return WorkerRun(observations, {'cached': True}, None)
-    setup, trouble = None, ''
-    for _ in range(REFERENCE_TRIES):
-        target = reference_target()
-        try:
-            got = observe(target, missing, device_mode=device_mode, limits=limits)
-        finally:
-            _remove_tree(target.cwd)
-        if got.failure is not None:
-            trouble = 'it could not be loaded: {} {}'.format(got.failure.message,
-                                                             got.output_tail[-2000:])
-            continue
-        setup = got.setup
-        for probe, obs in got.observations.items():
-            if not obs.ok and obs.error.type == 'WorkerFailure':
-                trouble = 'its worker failed on {}: {}'.format(probe.scenario, obs.error.message)
-                continue   # asked again in the next try
-            observations[probe] = obs
-            if obs.ok and use_cache:
-                try:
-                    write_text_atomic(cache_path(probe, device_mode), json.dumps(wire.encode(obs.value)))
-                except OSError:
-                    pass   # a read-only cache only costs time
-        missing = [p for p in missing if p not in observations]
-        if not missing:
-            return WorkerRun(observations, setup, None)
-    raise GraderError('the grader\'s reference implementation failed {} times in a row ({}); this '
-                      'is a failure of the grader or of this machine, not of the submission: grade '
-                      'again, and report it if it persists'.format(REFERENCE_TRIES, trouble.strip()))
-
-
-def _remove_tree(path):
-    import shutil
-    shutil.rmtree(path, ignore_errors=True)
-

@@ -1,5 +1,5 @@
-"""The processes of a worker, found through /proc and stopped (``ProcessTree``, a part of
-``dezero_grader.isolation.worker_process.Worker``).
+"""The processes of a worker, found through /proc and stopped (``ProcessTree``, an object a
+``dezero_grader.isolation.worker_process.Worker`` holds as ``Worker.tree``).
 
 The tree is the worker's process group and session, its parent chain (the worker is a child
 subreaper, so daemonised grandchildren stay its descendants), every descendant seen while waiting
@@ -155,13 +155,34 @@ def own_network_namespace(pid: int) -> bool:
 
 
 class ProcessTree:
-    """The worker's processes: reaping the one started, remembering and finding the others,
-    signalling and killing them all. Mixed into ``dezero_grader.isolation.worker_process.Worker``, whose state it reads
-    (``pid``, ``sandbox``, ``limits``, ``_proc``, ``_reaped``, ``_status``, ``_tracked``,
-    ``_namespace``, ``_closed``) and whose clocks it keeps (``_cpu_seen``, ``_cpu_used``,
-    ``_waited``, ``_wait_known``)."""
+    """The processes of one started worker: reaping the one started, remembering and finding the
+    others, signalling and killing them all, and measuring their CPU time and their wait for a CPU.
 
-    def _find_worker_pid(self) -> int:
+    ``dezero_grader.isolation.worker_process.Worker`` makes one once its process is started
+    (``Worker.tree``). What the tree found is public, for the worker's clocks and for the words of
+    its end (``dezero_grader.isolation.worker_end``): ``reaped`` and ``status`` (the wait status of
+    the process started), ``cpu_reaped`` (what wait4 said it and all it reaped used), ``cpu_seen``
+    (sampled from /proc while it runs), ``waited`` and ``wait_known`` (how long its processes
+    waited, ready to run, for a CPU; whether the kernel said)."""
+
+    def __init__(self, proc, *, sandbox: str, grace_s: float) -> None:
+        self.proc = proc             # the subprocess.Popen started (bubblewrap's, when it confines)
+        self.pid: int = proc.pid
+        self.sandbox = sandbox
+        self.grace_s = grace_s       # between SIGTERM and SIGKILL
+        self.status: int | None = None
+        self.reaped = False
+        self.cpu_reaped = 0.0        # from wait4, once reaped
+        self.cpu_seen = 0.0          # sampled from /proc while it runs
+        self.waited = 0.0            # how long its processes waited for a CPU (sampled)
+        self.wait_known = True
+        self.tracked: set[tuple[int, int]] = set()
+        # (kind, identity) of a namespace only the worker's tree is in, and the file that holds
+        # it alive, so that its identity is never reused while the sweep matches on it
+        self.namespace, self.namespace_fd = private_namespace(self.pid)
+        self._last_track = 0.0
+
+    def find_worker_pid(self) -> int:
         """The worker's own process (this machine's pid): the started process itself, or inside
         bubblewrap the Python process below bubblewrap's own two."""
         if self.sandbox != "bubblewrap":
@@ -179,42 +200,42 @@ class ProcessTree:
             todo.extend(p.pid for p in table.values() if p.ppid == pid)
         return self.pid
 
-    def _alive(self) -> bool:
-        self._reap(block=False)
-        return not self._reaped
+    def alive(self) -> bool:
+        self.reap(block=False)
+        return not self.reaped
 
-    def _reap(self, block: bool) -> None:
-        if self._reaped or self._proc is None:
+    def reap(self, block: bool) -> None:
+        if self.reaped:
             return
         try:
             pid, status, usage = os.wait4(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
-            self._reaped = True
+            self.reaped = True
             return
         if pid == 0:
             return
-        self._reaped = True
-        self._status = status
+        self.reaped = True
+        self.status = status
         # what the process started (and all it reaped) used; bubblewrap reaps the worker
-        self._cpu_used = usage.ru_utime + usage.ru_stime
-        self._proc.returncode = os.waitstatus_to_exitcode(status)
+        self.cpu_reaped = usage.ru_utime + usage.ru_stime
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
 
-    def _exit_code(self) -> int:
+    def exit_code(self) -> int:
         """How the worker ended, as ``os.waitstatus_to_exitcode`` says it (negative: the signal
         that killed it). bubblewrap reports a sandboxed process killed by signal N as exit status
         128 + N; that is read back as the signal."""
-        code = os.waitstatus_to_exitcode(self._status)
+        code = os.waitstatus_to_exitcode(self.status)
         if self.sandbox == "bubblewrap" and 128 < code < 128 + signal.NSIG:
             return -(code - 128)
         return code
 
-    def _wait_exit(self, deadline: float) -> None:
-        while not self._reaped and time.monotonic() < deadline:
-            self._reap(block=False)
-            if not self._reaped:
+    def wait_exit(self, deadline: float) -> None:
+        while not self.reaped and time.monotonic() < deadline:
+            self.reap(block=False)
+            if not self.reaped:
                 time.sleep(0.01)
 
-    def _track(self, force: bool = False) -> None:
+    def track(self, force: bool = False) -> None:
         """Remember every process descending from the worker, in case it dies before them."""
         now = time.monotonic()
         if not force and now - self._last_track < _TRACK_EVERY_S:
@@ -224,36 +245,33 @@ class ProcessTree:
         if table is None:
             return
         family = self._family(table, zombies=True)
-        if len(self._tracked) < 10_000:
-            self._tracked |= {(p.pid, p.start) for p in family.values()
-                              if not p.zombie or p.pid == self.pid}
-        self._cpu_seen = max(self._cpu_seen, sum(p.cpu_s for p in family.values()))
+        if len(self.tracked) < 10_000:
+            self.tracked |= {(p.pid, p.start) for p in family.values()
+                             if not p.zombie or p.pid == self.pid}
+        self.cpu_seen = max(self.cpu_seen, sum(p.cpu_s for p in family.values()))
         waits = [run_queue_wait_s(pid) for pid, p in family.items() if not p.zombie]
         if None in waits:
-            self._wait_known = False
+            self.wait_known = False
         elif waits:
-            self._waited = max(self._waited, sum(waits))
+            self.waited = max(self.waited, sum(waits))
 
     def cpu_time(self) -> float:
-        """The CPU seconds the worker's processes used so far (every process of the tree, those
-        that ended included); exact once the worker is reaped, sampled every 0.25 s before."""
-        if not self._closed:
-            # (once closed, its namespace's identity may be another worker's)
-            self._track(force=True)
-        return max(self._cpu_seen, self._cpu_used)
+        """The CPU seconds the tree used as far as it was looked at (every process of the tree,
+        those that ended included): exact once the worker is reaped."""
+        return max(self.cpu_seen, self.cpu_reaped)
 
     def _family(self, table: dict[int, Proc], zombies: bool = False) -> dict[int, Proc]:
         """The worker and every live process that belongs to it, by session, group, lineage, memory
         or namespace (and, with ``zombies``, its members that ended and wait to be reaped)."""
         me = os.getpid()
         seeds = {p.pid for p in table.values() if p.sid == self.pid or p.pgid == self.pid}
-        if self._namespace is not None:
+        if self.namespace is not None:
             # a process cannot leave a user namespace: whatever the worker started and lost (an
             # orphan of a worker that died before it was seen) is still in the worker's
-            kind, ident = self._namespace
+            kind, ident = self.namespace
             seeds |= {pid for pid in table if pid != me and namespace_of(pid, kind) == ident}
-        seeds |= {pid for pid, start in self._tracked if pid in table and table[pid].start == start}
-        if not self._reaped and self.pid in table:
+        seeds |= {pid for pid, start in self.tracked if pid in table and table[pid].start == start}
+        if not self.reaped and self.pid in table:
             seeds.add(self.pid)
         children: dict[int, list[int]] = {}
         for p in table.values():
@@ -271,17 +289,17 @@ class ProcessTree:
         """Send ``sig`` to the worker's process group and family; return how many were alive."""
         table = proc_table()
         targets = self._family(table) if table is not None else {}
-        if table is None and not self._reaped:
+        if table is None and not self.reaped:
             targets = {self.pid: None}
         # once the worker is reaped its pid is free: signal the group only while a member of the
         # worker's own group is still there, never a newcomer that was given the same number
-        if not self._reaped or table is None or any(p.pgid == self.pid for p in targets.values()):
+        if not self.reaped or table is None or any(p.pgid == self.pid for p in targets.values()):
             try:
                 os.killpg(self.pid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
         for pid in targets:
-            if pid == self.pid and self._reaped:
+            if pid == self.pid and self.reaped:
                 continue
             try:
                 os.kill(pid, sig)
@@ -289,25 +307,32 @@ class ProcessTree:
                 pass
         return len(targets)
 
-    def _kill_tree(self) -> None:
-        if self._proc is None:
-            return
+    def kill(self) -> None:
+        """SIGTERM to the whole tree, ``grace_s`` to go, then SIGSTOP and SIGKILL until none is
+        left; the process started is reaped."""
         if self._signal_family(signal.SIGTERM):
-            end = time.monotonic() + self.limits.grace_s
+            end = time.monotonic() + self.grace_s
             while time.monotonic() < end:
-                self._reap(block=False)
+                self.reap(block=False)
                 table = proc_table()
-                if (table is None and self._reaped) or (table is not None and not self._family(table)):
+                if (table is None and self.reaped) or (table is not None and not self._family(table)):
                     break
                 time.sleep(0.01)
         for _ in range(20):
             self._signal_family(signal.SIGSTOP)  # frozen processes cannot fork any more
             alive = self._signal_family(signal.SIGKILL)
-            self._reap(block=False)
+            self.reap(block=False)
             if not alive:
                 break
             time.sleep(0.005)
-        if not self._reaped:
-            self._wait_exit(time.monotonic() + 2.0)
-            if not self._reaped:
-                self._reap(block=True)
+        if not self.reaped:
+            self.wait_exit(time.monotonic() + 2.0)
+            if not self.reaped:
+                self.reap(block=True)
+
+    def let_namespace_go(self) -> None:
+        """Close the file that holds the worker's namespace alive: only after the last sweep, since
+        its identity can be another's once freed (``namespace`` is kept, to say what it was)."""
+        if self.namespace_fd is not None:
+            os.close(self.namespace_fd)
+            self.namespace_fd = None

@@ -65,8 +65,10 @@ is killed. POSIX only.
 
 One job per module: this one starts the worker and speaks with it (its pipes, its output, its
 environment); ``dezero_grader.isolation.confinement`` holds ``Limits`` and what the forked child applies before
-it runs (rlimits, the network namespace, death with the grader); ``dezero_grader.isolation.process_tree`` finds and
-kills the worker's processes; ``dezero_grader.isolation.worker_end`` stops a worker and tells why it failed.
+it runs (rlimits, the network namespace, death with the grader); ``dezero_grader.isolation.process_tree`` finds,
+measures and kills the worker's processes (``Worker.tree``); ``dezero_grader.isolation.call_clock`` says when a
+call is out of time (``Worker.clock``); ``dezero_grader.isolation.worker_end`` tells why a worker ended and
+words its failure.
 """
 
 from __future__ import annotations
@@ -86,11 +88,10 @@ from typing import NamedTuple
 
 from dezero_grader import wire
 from dezero_grader.errors import GraderError, WorkerFailure
-from dezero_grader.isolation import bwrap
+from dezero_grader.isolation import bwrap, worker_end
+from dezero_grader.isolation.call_clock import CallClock
 from dezero_grader.isolation.confinement import Limits, child_setup
-from dezero_grader.isolation.process_tree import (ProcessTree, machine_busy, own_network_namespace, private_namespace,
-                                                  proc_table)
-from dezero_grader.isolation.worker_end import FailureReport
+from dezero_grader.isolation.process_tree import ProcessTree, own_network_namespace, proc_table
 
 try:
     import resource
@@ -183,7 +184,7 @@ class Answers(NamedTuple):
     failure: WorkerFailure | None
     seconds: list            # per answer (and, after a failure, for the request it stopped)
 
-class Worker(ProcessTree, FailureReport):
+class Worker:
     """A worker process running learner code; use as a context manager.
 
     ``request(msg)`` sends one request (a dict with an ``"op"``) and returns the worker's answer
@@ -192,6 +193,9 @@ class Worker(ProcessTree, FailureReport):
     dies, hangs, hits a limit (an answered ``MemoryError`` or a file-size ``OSError`` counts as
     hitting the limit) or breaks the protocol -- the worker is then stopped, with everything it
     started -- and ``GraderError`` for our own mistakes (unknown op, unencodable answer).
+
+    Once started it holds its processes as ``tree`` (a ``ProcessTree``) and the clocks of its calls
+    as ``clock`` (a ``CallClock``); ``dezero_grader.isolation.worker_end`` tells why it ended.
     """
 
     def __init__(self, cwd: Path, sys_path: list[Path], limits: Limits = Limits(), env: dict | None = None,
@@ -215,22 +219,8 @@ class Worker(ProcessTree, FailureReport):
         self.effective_limits: dict = {}
         self.failure: WorkerFailure | None = None
         self._proc: subprocess.Popen | None = None
-        self._status: int | None = None
-        self._reaped = False
-        self._cpu_used = 0.0       # from wait4, once reaped
-        self._cpu_seen = 0.0       # sampled from /proc while it runs
-        self._waited = 0.0         # how long its processes waited for a CPU (sampled)
-        self._wait_known = True
-        self._measured = proc_table() is not None   # CPU time can be measured here
-        self._call_limit = limits.call_s
-        self._call_cpu0 = self._call_wait0 = 0.0
-        self._call_started = 0.0
-        self._judged = False       # a request (or the start) is running under the CPU limits
-        self._tracked: set[tuple[int, int]] = set()
-        self._namespace: tuple | None = None  # (kind, identity) of a namespace only the worker's tree is in
-        self._namespace_fd: int | None = None  # holds that namespace alive, so its identity is never reused
-        self._last_track = 0.0
-        self._sampled_at_answer = False
+        self.tree: ProcessTree | None = None   # set by start(): the worker's processes
+        self.clock = CallClock(limits, measured=proc_table() is not None)
         self._closed = False
 
     # -- lifecycle --
@@ -279,14 +269,14 @@ class Worker(ProcessTree, FailureReport):
         self.pid = self._proc.pid
         self.network_isolated = own_network_namespace(self.pid) or (
             self.sandbox == "bubblewrap" and not self.network)
-        self._namespace, self._namespace_fd = private_namespace(self.pid)
-        self._started = time.monotonic()
-        self._deadline = self._started + self._wall(self.limits.total_s, self.limits.total_wall_s)
+        self.tree = ProcessTree(self._proc, sandbox=self.sandbox, grace_s=self.limits.grace_s)
+        self.clock.start(self.tree)
         self._drain = _Drain(self._proc.stdout.fileno(), self.limits.output_kb * 1024)
         self._drain.start()
-        self._begin_call(self.limits.call_s)
-        hello = self._receive(min(self._call_started + self._wall(self.limits.call_s), self._deadline), "call")
-        self._judged = False
+        self.clock.begin(self.limits.call_s)
+        hello = self._receive(min(self.clock.started + self.clock.wall(self.limits.call_s), self.clock.deadline),
+                              "call")
+        self.clock.end()
         if not hello.get("ok"):
             self.close()
             error = hello.get("error") or {}
@@ -294,7 +284,7 @@ class Worker(ProcessTree, FailureReport):
                               f"{error.get('type')}: {error.get('message')} (at {error.get('where')})")
         self._made_progress()
         result = hello.get("result") or {}
-        self.worker_pid = self._find_worker_pid()
+        self.worker_pid = self.tree.find_worker_pid()
         self.effective_limits = result.get("limits") or {}
         self.landlock = int(result.get("landlock") or 0)
 
@@ -304,17 +294,17 @@ class Worker(ProcessTree, FailureReport):
             self._closed = True
             return
         self._closed = True
-        self._judged = False
-        if self.failure is None and self._alive():
-            self._track(force=True)
+        self.clock.end()
+        if self.failure is None and self.tree.alive():
+            self.tree.track(force=True)
             try:
                 deadline = time.monotonic() + max(self.limits.grace_s, 0.2)
                 self._send(b'{"op":"exit"}', deadline, "call")
                 self._receive(deadline, "call")
-                self._wait_exit(deadline)
+                self.tree.wait_exit(deadline)
             except (WorkerFailure, GraderError):
                 self.failure = None  # a worker slow to say goodbye is not a failure of the code
-        self._kill_tree()
+        self.tree.kill()
         self._release()
 
     @property
@@ -331,19 +321,28 @@ class Worker(ProcessTree, FailureReport):
         """How many bytes the worker printed in all (kept or dropped); complete once closed."""
         return self._drain.total if self._proc is not None else 0
 
+    def cpu_time(self) -> float:
+        """The CPU seconds the worker's processes used so far (every process of the tree, those
+        that ended included); exact once the worker is reaped, sampled every 0.25 s before."""
+        if self.tree is None:
+            return 0.0
+        if not self._closed:
+            # (once closed, its namespace's identity may be another worker's)
+            self.tree.track(force=True)
+        return self.tree.cpu_time()
+
     # -- requests --
 
     def request(self, msg: dict, timeout: float | None = None) -> dict:
         """Send ``msg`` and return the answer; ``timeout`` overrides ``call_s`` for this request."""
         payload = self._payload(msg)
-        self._begin_call(self.limits.call_s if timeout is None else timeout)
+        self.clock.begin(self.limits.call_s if timeout is None else timeout)
         try:
-            self._send(payload, *self._call_deadline())
-            answer = self._receive(*self._call_deadline())
+            self._send(payload, *self.clock.call_deadline())
+            answer = self._receive(*self.clock.call_deadline())
         finally:
-            self._judged = False
-        self._track(force=True)  # remember what the request started, in case the worker dies first
-        self._sampled_at_answer = True
+            self.clock.end()
+        self.clock.answered()  # remembers what the request started, in case the worker dies first
         self._made_progress()
         return self._answered(msg, answer)
 
@@ -362,12 +361,11 @@ class Worker(ProcessTree, FailureReport):
         answers, seconds, last = [], [], time.monotonic()
         try:
             for i, msg in enumerate(msgs):
-                self._sampled_at_answer = self._sampled_at_answer or i > 0
-                self._begin_call(limit)
+                self.clock.begin(limit, in_batch=i > 0)
                 if i == 0:
-                    self._send(payload, *self._call_deadline())
-                answer = self._receive(*self._call_deadline())
-                self._judged = False
+                    self._send(payload, *self.clock.call_deadline())
+                answer = self._receive(*self.clock.call_deadline())
+                self.clock.end()
                 self._made_progress()
                 now = time.monotonic()
                 seconds.append(now - last)
@@ -379,9 +377,8 @@ class Worker(ProcessTree, FailureReport):
         except WorkerFailure as failure:
             return Answers(answers, failure, seconds + [time.monotonic() - last])
         finally:
-            self._judged = False
-        self._track(force=True)
-        self._sampled_at_answer = True
+            self.clock.end()
+        self.clock.answered()
         return Answers(answers, None, seconds)
 
     def _payload(self, msg: dict) -> bytes:
@@ -399,11 +396,6 @@ class Worker(ProcessTree, FailureReport):
             raise GraderError(f"request {msg['op']!r} is {len(payload)} bytes, over the "
                               f"{self.limits.frame_mb} MiB frame limit")
         return payload
-
-    def _call_deadline(self) -> tuple[float, str]:
-        """When the call now running is out of time, and which limit that is."""
-        call_deadline = self._call_started + self._wall(self._call_limit)
-        return (call_deadline, "call") if call_deadline <= self._deadline else (self._deadline, "total")
 
     def _answered(self, msg: dict, answer: dict) -> dict:
         """The answer to ``msg``, once the worker's refusals and broken limits are told apart."""
@@ -433,8 +425,8 @@ class Worker(ProcessTree, FailureReport):
             except (BrokenPipeError, OSError):
                 self._died()
             if not ready:
-                self._track()
-                if not self._alive():
+                self.tree.track()
+                if not self.tree.alive():
                     self._died()
 
     def _receive(self, deadline: float, which: str) -> dict:
@@ -469,60 +461,64 @@ class Worker(ProcessTree, FailureReport):
                 chunks.append(chunk)
                 left -= len(chunk)
                 continue
-            self._track()
-            if not self._alive():
+            self.tree.track()
+            if not self.tree.alive():
                 # it may have written its last bytes just before dying: look once more
                 if not select.select([self._ans_r], [], [], 0)[0]:
                     self._died()
         return b"".join(chunks)
 
-    # -- the clocks --
+    # -- the clocks, and the end --
 
     @staticmethod
     def _made_progress() -> None:
         beat()
 
-    def _wall(self, cpu_limit: float, wall: float | None = None) -> float:
-        """The wall-clock limit that goes with a CPU-time limit (itself, where CPU time cannot be
-        measured)."""
-        if not self._measured:
-            return cpu_limit
-        return self.limits.call_wall_s(cpu_limit) if wall is None else wall
-
-    def _begin_call(self, cpu_limit: float) -> None:
-        self._call_limit = cpu_limit
-        # the sample taken when the previous answer came is this call's start: the worker has
-        # been waiting for a request since (what its threads did meanwhile counts to this call)
-        self._track(force=not self._sampled_at_answer)
-        self._sampled_at_answer = False
-        self._call_cpu0, self._call_wait0 = self._cpu_seen, self._waited
-        self._call_started = time.monotonic()
-        self._judged = self._measured
-
     def _check_time(self, deadline: float, which: str) -> None:
-        if self._judged:
-            if self._cpu_seen - self._call_cpu0 >= self._call_limit:
-                self._stop("timeout", scope="call", clock="cpu")
-            if self._cpu_seen >= self.limits.total_s:
-                self._stop("timeout", scope="total", clock="cpu")
-        if time.monotonic() >= deadline:
-            self._stop("timeout", scope=which, clock="wall" if self._measured else None)
+        ran_out = self.clock.ran_out(deadline, which)
+        if ran_out is not None:
+            scope, clock = ran_out
+            self._stop("timeout", scope=scope, clock=clock)
 
-    def _starved(self) -> bool:
-        """Whether the request now out of wall-clock time spent at least a quarter of it waiting
-        for a CPU (its processes were ready to run, the machine ran others): a loaded machine, not
-        code that waits for something. Where the kernel does not say, the load average decides."""
-        if not self._measured:
-            return False
-        self._track(force=True)
-        if not self._wait_known:
-            return machine_busy()
-        elapsed = time.monotonic() - self._call_started
-        return self._waited - self._call_wait0 >= 0.25 * elapsed
+    def _stop(self, reason: str, detail: str = "", scope: str = "call", clock: str | None = None) -> None:
+        """Kill the worker's tree and raise the failure ``reason`` (a timeout: of which ``scope``,
+        on which ``clock``)."""
+        busy = False
+        if reason == "timeout":
+            busy = clock == "wall" and self.clock.starved()
+            if self.tree.alive():
+                self._dump_stacks()
+        self.tree.kill()
+        self._raise(reason, detail, scope, clock=clock, busy=busy)
+
+    def _died(self) -> None:
+        """The worker ended by itself: decide why from its status and output, then raise."""
+        self.tree.wait_exit(time.monotonic() + 1.0)
+        self.tree.kill()  # whatever it started goes too
+        tail = self._finish_output()
+        reason, detail, how = worker_end.why_it_ended(self.tree, self.limits, tail)
+        self._raise(reason, detail, **how)
+
+    def _raise(self, reason: str, detail: str = "", scope: str = "call", **how) -> None:
+        tail = self._finish_output()
+        used = self.cpu_time() if reason == "timeout" and not self._closed else None
+        if used is not None and scope == "call":
+            used = max(0.0, used - self.clock.cpu0)
+        self.failure = worker_end.failure(reason, detail, scope, limits=self.limits, cwd=self.cwd, tree=self.tree,
+                                          tail=tail, call_limit=self.clock.limit, used=used, **how)
+        self._release()
+        self._made_progress()   # a stopped worker is news too
+        raise self.failure
+
+    def _dump_stacks(self) -> None:
+        pid = self.worker_pid or self.tree.find_worker_pid()   # a worker stopped before its hello
+        if pid == self.pid and self.sandbox == "bubblewrap":
+            return   # the Python process is not there (yet): bubblewrap's own would just die
+        worker_end.dump_stacks(pid, self._drain)
 
     def _channel_closed(self, deadline: float) -> None:
-        self._wait_exit(min(deadline, time.monotonic() + 1.0))
-        if not self._alive():
+        self.tree.wait_exit(min(deadline, time.monotonic() + 1.0))
+        if not self.tree.alive():
             self._died()
         self._stop("protocol", "it closed its answer channel while still running (does the code close file "
                                "descriptors it did not open?)")
@@ -531,7 +527,7 @@ class Worker(ProcessTree, FailureReport):
         if getattr(self, "_drain", None) is None:
             return ""
         if self._drain.is_alive():
-            self._drain.stop(0.5 if self._reaped else 0.05)
+            self._drain.stop(0.5 if self.tree.reaped else 0.05)
         return self._drain.tail()
 
     def _release(self) -> None:
@@ -544,10 +540,9 @@ class Worker(ProcessTree, FailureReport):
                 except OSError:
                     pass
         self._req_w = self._ans_r = None
-        if self._namespace_fd is not None:
+        if self.tree is not None:
             # only now, after the last sweep: the identity the sweep matches can be reused once freed
-            os.close(self._namespace_fd)
-            self._namespace_fd = None
+            self.tree.let_namespace_go()
         if self._proc is not None and self._proc.stdout is not None and not self._drain.is_alive():
             self._proc.stdout.close()
 

@@ -466,11 +466,11 @@ def test_a_workers_namespace_stays_its_own_until_its_last_sweep(scratch, tmp_pat
     # the worker keeps its namespace alive with an open file until its sweep is over.
     w = worker(scratch)
     w.start()
-    if w._namespace is None:
+    if w.tree.namespace is None:
         w.close()
         pytest.skip("this machine gives workers no namespace of their own")
-    kind, ident = w._namespace
-    fd = w._namespace_fd
+    kind, ident = w.tree.namespace
+    fd = w.tree.namespace_fd
     assert _namespace_identity(f"/proc/self/fd/{fd}") == ident
     os.kill(w.pid, signal.SIGKILL)          # the worker's tree is gone ...
     wait_for(lambda: not alive(w.pid), "dead (the worker, killed)")
@@ -480,9 +480,9 @@ def test_a_workers_namespace_stays_its_own_until_its_last_sweep(scratch, tmp_pat
     other = worker(other_root)
     other.start()
     try:
-        assert other._namespace is not None and other._namespace[1] != ident
+        assert other.tree.namespace is not None and other.tree.namespace[1] != ident
         w.close()
-        assert w._namespace_fd is None
+        assert w.tree.namespace_fd is None
         with pytest.raises(OSError):
             os.fstat(fd)
         assert other.request({"op": "echo", "value": 1})["ok"]   # the sweep left it alone

@@ -12,10 +12,11 @@ kept in `WorkerRun.busy`: `dezero_grader.grading.run` grades such a submission a
 
 It sits between the checks' probes and the judges: what it hands on is a `WorkerRun`
 (`dezero_grader.records.dataflow`). Each answer is taken only in the form the grader's own worker
-gives it (`dezero_grader.grading.trust`: an answer of another form ends a learner's side as
-`tampered`, a skip its worker claims waits for the reference); the reference's answers, retried
-and cached, are `dezero_grader.grading.reference_answers`'; what the learner is told of a failing
-worker is `dezero_grader.isolation.failure_messages`'.
+gives it (the rules are `dezero_grader.grading.trust`'s: an answer of another form ends a
+learner's side as `tampered`, as the tripwire of `dezero_grader.sandboxed.probes.handlers`
+(`GraderModified`) does; a skip its worker claims waits for the reference). The reference's
+answers, retried and cached, are `dezero_grader.grading.reference_answers`'; what the learner is
+told of a failing worker is `dezero_grader.isolation.failure_messages`'.
 """
 from __future__ import annotations
 

@@ -1,0 +1,89 @@
+"""The texts of the assignment data files (a step's title and summary, each check's title) in the
+learner's language. They are not in the code, so the code's message catalogue cannot hold them:
+they have a gettext domain of their own, `assignments`, extracted from assignments/*.json by
+`extract` below (the mapping file babel-assignments.cfg names it) and looked up by
+`assignment_text` with the text's place in the assignment as its message context:
+
+    stepNN              the step's title
+    stepNN:summary      the step's summary
+    stepNN/<check id>   a check's title (the check's full id)
+
+(a check pack, pack-NAME.json, likewise under `pack-NAME`). The English text is the message id,
+so a report falls back to the assignment's own words wherever a catalogue has no entry."""
+import functools
+import gettext
+import json
+from pathlib import Path
+
+DOMAIN = 'assignments'
+LOCALE_DIR = Path(__file__).resolve().parent / 'locale'
+LANGUAGES = ('ja', 'zh', 'ko')
+SUMMARY = ':summary'
+
+
+def document_context(doc):
+    """The context prefix of one assignment document: `stepNN` for a step, `pack-NAME` for a
+    check pack; None for a JSON file that is neither (it holds no texts a learner reads)."""
+    if not isinstance(doc, dict) or 'checks' not in doc:
+        return None
+    if isinstance(doc.get('pack'), str):
+        return 'pack-' + doc['pack']
+    if isinstance(doc.get('step'), int):
+        return 'step{:02d}'.format(doc['step'])
+    return None
+
+
+def document_texts(doc):
+    """(context, text) for every translatable text of one assignment document, in file order."""
+    prefix = document_context(doc)
+    if prefix is None:
+        return
+    if doc.get('title'):
+        yield prefix, doc['title']
+    if doc.get('summary'):
+        yield prefix + SUMMARY, doc['summary']
+    for check in doc['checks']:
+        if check.get('title'):
+            yield '{}/{}'.format(prefix, check['id']), check['title']
+
+
+def _line_numbers(source, texts):
+    """The line each text's JSON string starts on (searched forward, so repeated texts get
+    their own lines); 1 where a text is written with other escapes than json.dumps's."""
+    lines = []
+    position = 0
+    for _context, text in texts:
+        for encoded in (json.dumps(text, ensure_ascii=False), json.dumps(text)):
+            found = source.find(encoded, position)
+            if found >= 0:
+                position = found + len(encoded)
+                lines.append(source.count('\n', 0, found) + 1)
+                break
+        else:
+            lines.append(1)
+    return lines
+
+
+def extract(fileobj, keywords, comment_tags, options):
+    """Babel's extraction method for assignment JSON files: every text as a pgettext call, so
+    Babel's default keywords give it its context. Usable as the method
+    `dezero_grader.i18n.assignment_text.extract` in a mapping file."""
+    source = fileobj.read().decode(options.get('encoding', 'utf-8'))
+    texts = list(document_texts(json.loads(source)))
+    for line, (context, text) in zip(_line_numbers(source, texts), texts):
+        yield line, 'pgettext', (context, text), []
+
+
+@functools.lru_cache(maxsize=None)
+def _translations(lang):
+    return gettext.translation(DOMAIN, localedir=str(LOCALE_DIR), languages=[lang],
+                               fallback=True)
+
+
+def assignment_text(lang, context, text):
+    """`text` (an assignment's English title or summary) in language `lang`, looked up under
+    `context`; `text` itself for English, a language without a catalogue, or a text the
+    catalogue does not hold (the catalogue may lag behind an edited assignment)."""
+    if lang not in LANGUAGES:
+        return text
+    return _translations(lang).pgettext(context, text)

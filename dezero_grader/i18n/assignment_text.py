@@ -8,7 +8,8 @@ they have a gettext domain of their own, `assignments`, extracted from assignmen
     stepNN:summary      the step's summary
     stepNN/<check id>   a check's title (the check's full id)
 
-(a check pack, pack-NAME.json, likewise under `pack-NAME`). The English text is the message id,
+(a check pack, pack-NAME.json, has its title and summary under `pack-NAME`; its checks' titles
+are under their ids as a scorecard writes them, `stepNN/<check id>`, each check naming its step). The English text is the message id,
 so a report falls back to the assignment's own words wherever a catalogue has no entry."""
 import functools
 import gettext
@@ -44,7 +45,16 @@ def document_texts(doc):
         yield prefix + SUMMARY, doc['summary']
     for check in doc['checks']:
         if check.get('title'):
-            yield '{}/{}'.format(prefix, check['id']), check['title']
+            yield check_context(doc, check), check['title']
+
+
+def check_context(doc, check):
+    """A check title's context: the check's id as a scorecard writes it, `stepNN/<id>` (a
+    pack's check carries the step it belongs to, so its id is that step's)."""
+    step = check.get('step', doc.get('step'))
+    if isinstance(step, int):
+        return 'step{:02d}/{}'.format(step, check['id'])
+    return '{}/{}'.format(document_context(doc), check['id'])
 
 
 def _line_numbers(source, texts):

@@ -29,10 +29,11 @@ import typing
 from pathlib import Path
 
 from dezero_grader.catalogue import assignments
+from dezero_grader.contracts import expressions
 from dezero_grader.intake import load
 
 SCENARIOS = Path(__file__).resolve().parents[1] / 'sandboxed' / 'probes' / 'scenarios'
-EXPRESSIONS_OF_EARLY_FN = 'fn_before_core.py'   # the `expr.*` registry `grad.early` reads
+EARLY_FN = 'early.fn'        # the scenario of `grad.early`, whose `expr.*` bodies are read
 TESTS = '<tests>'            # the file's own unit tests (a TestCase class, test_* functions)
 _IMPORTS_AT_MOST = 50        # own modules followed from the step file
 
@@ -171,19 +172,21 @@ def _expression_names(node) -> frozenset:
 def _index() -> tuple:
     """({scenario name: FunctionDef}, {expression name: FunctionDef}) of the scenarios' source,
     read as text (this side never imports what runs in the sandbox)."""
-    scenarios, expressions = {}, {}
+    scenarios, bodies = {}, {}
     for path in sorted(SCENARIOS.glob('*.py')):
         for node in ast.parse(path.read_text(encoding='utf-8'), str(path)).body:
             if not isinstance(node, ast.FunctionDef):
                 continue
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name) and deco.args
-                        and isinstance(deco.args[0], ast.Constant)):
-                    if deco.func.id == 'scenario':
-                        scenarios[deco.args[0].value] = node
-                    elif deco.func.id == 'expression' and path.name == EXPRESSIONS_OF_EARLY_FN:
-                        expressions[deco.args[0].value] = node
-    return scenarios, expressions
+                if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name)
+                        and deco.args and all(isinstance(a, ast.Constant) for a in deco.args)):
+                    continue
+                names = [a.value for a in deco.args]
+                if deco.func.id == 'scenario':
+                    scenarios[names[0]] = node
+                elif deco.func.id == expressions.DECORATOR and names[:1] == [EARLY_FN]:
+                    bodies[names[1]] = node
+    return scenarios, bodies
 
 
 def scenario_needs(name: str, args) -> Needs | None:

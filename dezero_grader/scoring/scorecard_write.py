@@ -105,26 +105,34 @@ def _score(verdict) -> dict:
     return out
 
 
-def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
-          diagnosis=None, regraded=None):
-    doc = {
+def _header(submission, assignment, options, device_mode, seed) -> dict:
+    """What every scorecard opens with, graded or not: the document's and the tool's versions,
+    what was graded against which assignment, policy and environment, and the seed."""
+    return {
         'schema_version': SCHEMA_VERSION,
         'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
-        'submission': {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path},
+        'submission': submission,
         'assignment': _assignment(assignment),
         'policy': _policy(options),
         'environment': _environment(device_mode, options.limits.sandbox),
         'profile': options.profile,
         'era': options.era,
         'seed': seed,
-        'verdict': verdict.verdict,
-        'reason': verdict.reason,
-        'score': _score(verdict),
-        'checks': [_check(r) for r in results],
-        'compatibility': compatibility(learner.findings, sub),
-        'generated_at': utc_now(),
-        'duration_s': round(time.perf_counter() - started, 3),
     }
+
+
+def _submission(sub, source=None) -> dict:
+    """The submission's identity; for one that could not be prepared, what its source says."""
+    if sub is None:
+        return {'id': _source_id(source), 'content_hash': 'unknown', 'entry': None}
+    return {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path}
+
+
+def _finish(doc, sub, started, diagnosis=None, regraded=None) -> dict:
+    """The document completed (when and how long; the diagnosis, a regrade), its places
+    named in the notebooks the code came from, validated."""
+    doc['generated_at'] = utc_now()
+    doc['duration_s'] = round(time.perf_counter() - started, 3)
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
     if regraded is not None:
@@ -132,6 +140,19 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
     doc = _from_notebooks(doc, sub)
     schema.validate('scorecard', doc)
     return doc
+
+
+def build(sub, assignment, options, device_mode, seed, verdict, results, learner, started,
+          diagnosis=None, regraded=None):
+    doc = _header(_submission(sub), assignment, options, device_mode, seed)
+    doc.update({
+        'verdict': verdict.verdict,
+        'reason': verdict.reason,
+        'score': _score(verdict),
+        'checks': [_check(r) for r in results],
+        'compatibility': compatibility(learner.findings, sub),
+    })
+    return _finish(doc, sub, started, diagnosis, regraded)
 
 
 def _from_notebooks(doc, sub):
@@ -154,19 +175,8 @@ _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment'
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
             submission=None, output_tail='', regraded=None):
     v = score.invalid(message, assignment)
-    doc = {
-        'schema_version': SCHEMA_VERSION,
-        'tool': {'name': 'dezero-grader', 'version': TOOL_VERSION},
-        'submission': {
-            'id': submission.id if submission else _source_id(source),
-            'content_hash': submission.content_hash if submission else 'unknown',
-            'entry': submission.entry.path if submission else None},
-        'assignment': _assignment(assignment),
-        'policy': _policy(options),
-        'environment': _environment(device_mode, options.limits.sandbox),
-        'profile': options.profile,
-        'era': options.era,
-        'seed': seed,
+    doc = _header(_submission(submission, source), assignment, options, device_mode, seed)
+    doc.update({
         'verdict': v.verdict,
         'reason': message,
         'invalid': {'code': code, 'message': message,
@@ -174,14 +184,8 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'score': _score(v),
         'checks': [],
         'compatibility': [],
-        'generated_at': utc_now(),
-        'duration_s': round(time.perf_counter() - started, 3),
-    }
-    if regraded is not None:
-        doc['regraded'] = dict(regraded)
-    doc = _from_notebooks(doc, submission)
-    schema.validate('scorecard', doc)
-    return doc
+    })
+    return _finish(doc, submission, started, regraded=regraded)
 
 
 GRADER_ERROR = 'grader-error'

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import dezero
-from dezero_grader.checks import gradients
+from dezero_grader.checks import trajectory
 from dezero_grader.present import graph_svg, html_page
 from dezero_grader.sandboxed.probes.context import Api, Ctx
 from dezero_grader.sandboxed.probes.scenarios import graph as graph_probe
@@ -69,7 +69,7 @@ def test_the_judge_keeps_only_the_small_known_form_of_what_the_worker_sent():
                                      'mean': 1.5, 'extra': 'x' * 10 ** 5},
                     'grad_summary': 'not a summary', 'grad': np.zeros(2)},
                    {'shape': [2], 'dtype': 'float64', 'name': None, 'label': 'x0'}]}
-    out = gradients._graph_summary(hostile)
+    out = trajectory._graph_summary(hostile)
     v = out['variables'][0]
     assert len(v['name']) <= 40 and v['label'] == 'v0'
     assert v['data_summary'] == {'mean': 1.5, 'head': [0, 1, 2, 3]}
@@ -92,7 +92,7 @@ def test_the_layout_runs_every_edge_left_to_right():
 
 def test_the_picture_marks_the_divergent_function_and_explains_each_variable():
     value, _ = _trace('deep_diamond', (3,))
-    graph = gradients._graph_summary(value['graph'])
+    graph = trajectory._graph_summary(value['graph'])
     svg = graph_svg.graph_svg(graph, 'step16/deep_diamond', divergent=2)
     assert svg.count('data-divergent="true"') == 1
     assert 'data-node="2" data-divergent="true"' in svg

@@ -16,6 +16,8 @@ one of the composite expressions below (`expr.goldstein`), written with the name
 """
 import numpy as np
 
+from dezero_grader.contracts import expressions
+from dezero_grader.contracts.expressions import expression
 from dezero_grader.sandboxed.probes.context import upstream_gradient
 from dezero_grader.sandboxed.probes.registry import scenario
 from dezero_grader.sandboxed.probes.scenarios.functions import OPERATORS, resolve
@@ -73,34 +75,24 @@ class Names:
         return self.fn(name)
 
 
-# -- expressions ----------------------------------------------------------------------------------
-EXPRESSIONS = {}
-
-
-def expression(name):
-    def register(fn):
-        EXPRESSIONS[name] = fn
-        return fn
-    return register
-
-
-@expression('sum_of_squares')      # step 13
+# -- expressions (`expr.<name>`, registered in `dezero_grader.contracts.expressions`) -------------
+@expression('early.fn', 'sum_of_squares')  # step 13
 def _sum_of_squares(N, x, y):
     return N.add(N.square(x), N.square(y))
 
 
-@expression('reuse')               # step 14: x on three paths, with the only function step 14 has
+@expression('early.fn', 'reuse')           # step 14: x on three paths, with step 14's one function
 def _reuse(N, x):
     return N.add(N.add(x, x), x)
 
 
-@expression('diamond')             # step 16: a = x², y = a² + a²
+@expression('early.fn', 'diamond')         # step 16: a = x², y = a² + a²
 def _diamond(N, x):
     a = N.square(x)
     return N.add(N.square(a), N.square(a))
 
 
-@expression('deep_diamond')        # step 16: shared branches at three levels
+@expression('early.fn', 'deep_diamond')    # step 16: shared branches at three levels
 def _deep_diamond(N, x):
     a = N.square(x)
     b = N.add(a, x)
@@ -109,33 +101,33 @@ def _deep_diamond(N, x):
     return N.add(N.square(d), c)
 
 
-@expression('abc')                 # step 20: a * b + c
+@expression('early.fn', 'abc')             # step 20: a * b + c
 def _abc(N, a, b, c):
     return a * b + c
 
 
-@expression('plus3_squared')       # step 23: (x + 3) ** 2
+@expression('early.fn', 'plus3_squared')   # step 23: (x + 3) ** 2
 def _plus3_squared(N, x):
     return (x + 3) ** 2
 
 
-@expression('sphere')              # step 24
+@expression('early.fn', 'sphere')          # step 24
 def _sphere(N, x, y):
     return x ** 2 + y ** 2
 
 
-@expression('matyas')
+@expression('early.fn', 'matyas')
 def _matyas(N, x, y):
     return 0.26 * (x ** 2 + y ** 2) - 0.48 * x * y
 
 
-@expression('goldstein')
+@expression('early.fn', 'goldstein')
 def _goldstein(N, x, y):
     return (1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x ** 2 - 14 * y + 6 * x * y + 3 * y ** 2)) * \
         (30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x ** 2 + 48 * y - 36 * x * y + 27 * y ** 2))
 
 
-@expression('my_sin')              # step 27: the Maclaurin series, summed to a threshold
+@expression('early.fn', 'my_sin')          # step 27: the Maclaurin series, summed to a threshold
 def _my_sin(N, x, threshold=1e-4):
     import math
     y = 0
@@ -148,12 +140,12 @@ def _my_sin(N, x, threshold=1e-4):
     return y
 
 
-@expression('rosenbrock')          # step 28
+@expression('early.fn', 'rosenbrock')      # step 28
 def _rosenbrock(N, x0, x1):
     return 100 * (x1 - x0 ** 2) ** 2 + (x0 - 1) ** 2
 
 
-@expression('quartic')             # steps 29, 33: x⁴ - 2x²
+@expression('early.fn', 'quartic')         # steps 29, 33: x⁴ - 2x²
 def _quartic(N, x):
     return x ** 4 - 2 * x ** 2
 
@@ -165,7 +157,7 @@ def build(ctx, fn, call):
     if kind == 'op' and rest in OPERATORS:
         return OPERATORS[rest], N
     if kind == 'expr':
-        body = EXPRESSIONS[rest]
+        body = expressions.body('early.fn', rest)
         return (lambda *xs: body(N, *xs)), N
     chain = [N.fn(name) for name in fn.split('>')]
 

@@ -3,6 +3,8 @@ and a snapshot of the computational graph with every variable's gradient (the tr
 """
 import numpy as np
 
+from dezero_grader.contracts import expressions
+from dezero_grader.contracts.expressions import expression
 from dezero_grader.sandboxed.probes.context import upstream_gradient
 from dezero_grader.sandboxed.probes.registry import scenario
 from dezero_grader.sandboxed.probes.scenarios.fixtures import by_role
@@ -122,23 +124,14 @@ def _summary_of(ctx, v):
         return None
 
 
-EXPRESSIONS = {}
-
-
-def expression(name):
-    def register(fn):
-        EXPRESSIONS[name] = fn
-        return fn
-    return register
-
-
-@expression('diamond')
+# -- expressions (`expr`, registered in `dezero_grader.contracts.expressions`) --------------------
+@expression('graph.trace', 'diamond')
 def _diamond(ctx, F, x):
     a = x ** 2
     return a ** 2 + a ** 2
 
 
-@expression('deep_diamond')
+@expression('graph.trace', 'deep_diamond')
 def _deep_diamond(ctx, F, x):
     a = x * x
     b = a + x
@@ -147,23 +140,23 @@ def _deep_diamond(ctx, F, x):
     return d * x
 
 
-@expression('tanh_chain')
+@expression('graph.trace', 'tanh_chain')
 def _tanh_chain(ctx, F, x):
     return F.sum(F.tanh(F.exp(x * 0.5)) * x)
 
 
-@expression('mlp_loss')
+@expression('graph.trace', 'mlp_loss')
 def _mlp_loss(ctx, F, x, W1, b1, W2, b2, t):
     h = F.sigmoid(F.linear(x, W1, b1))
     return F.softmax_cross_entropy(F.linear(h, W2, b2), t)
 
 
-@expression('broadcast_ops')
+@expression('graph.trace', 'broadcast_ops')
 def _broadcast_ops(ctx, F, a, b):
     return F.sum((a + b) * b - a / (b * b + 1.0))
 
 
-@expression('reshape_transpose_sum')
+@expression('graph.trace', 'reshape_transpose_sum')
 def _reshape_transpose_sum(ctx, F, x, W):
     y = F.matmul(F.transpose(F.reshape(x, (3, 4))), W)
     return F.sum(F.sum_to(y, (1, 2)) * y)
@@ -176,7 +169,7 @@ def trace(ctx, expr, args, labels=(), gy=None):
     F = ctx.api.get('functions', None)
     xs = [ctx.to_device(np.array(a)) if i in labels else ctx.var(np.array(a))
           for i, a in enumerate(args)]
-    y = EXPRESSIONS[expr](ctx, F, *xs)
+    y = expressions.body('graph.trace', expr)(ctx, F, *xs)
     host_y = ctx.host(y)
     y.grad = ctx.api.Variable(ctx.to_device(upstream_gradient(ctx.seed, host_y.shape, host_y.dtype)))
     y.backward(retain_grad=True)

@@ -6,9 +6,10 @@ ndarray, or the full core, where it is a Variable): `grad_data` reads both.
 """
 import numpy as np
 
+from dezero_grader.contracts import expressions
 from dezero_grader.sandboxed.probes.context import scalar
 from dezero_grader.sandboxed.probes.registry import scenario
-from dezero_grader.sandboxed.probes.scenarios.fn_before_core import EXPRESSIONS, export
+from dezero_grader.sandboxed.probes.scenarios.fn_before_core import export
 from dezero_grader.sandboxed.probes.scenarios.single_file import phase
 
 _array = np.array
@@ -24,7 +25,7 @@ def descent(ctx, iters, lr, start):
     """Step 28: gradient descent on Rosenbrock's function, updating `.data` in place and
     clearing the gradients before each backward."""
     V = ctx.api.Variable
-    rosenbrock = EXPRESSIONS['rosenbrock']
+    rosenbrock = expressions.body('early.fn', 'rosenbrock')
     res = {}
 
     def first_gradient():
@@ -53,7 +54,7 @@ def newton(ctx, iters, start, second='manual'):
     differentiating the gradient (`auto`, step 33, backward(create_graph=True)); the iterates,
     and both derivatives at a point drawn from the seed."""
     V = ctx.api.Variable
-    quartic = EXPRESSIONS['quartic']
+    quartic = expressions.body('early.fn', 'quartic')
     res = {}
 
     def derivatives(x):

@@ -9,22 +9,22 @@ too.
 """
 import numpy as np
 
+from dezero_grader.contracts.expressions import expression
 from dezero_grader.sandboxed.probes.registry import scenario
 from dezero_grader.sandboxed.probes.scenarios.fixtures import book_class, set_weights
 from dezero_grader.sandboxed.probes.scenarios.fn_before_core import export
-from dezero_grader.sandboxed.probes.scenarios.graph import expression
 from dezero_grader.sandboxed.probes.scenarios.single_file import phase
 
 _array = np.array
 
 
 # -- expressions for graph.trajectory -------------------------------------------------------------
-@expression('tensor_ops')          # step 37: element-wise functions on (2, 3) tensors
+@expression('graph.trace', 'tensor_ops')  # step 37: element-wise functions on (2, 3) tensors
 def _tensor_ops(ctx, F, x, y):
     return F.sin(x) * y + F.tanh(x) * x - y / (x * x + 1.0)
 
 
-@expression('sum_axes')            # step 39: tuple axes, keepdims, negative axes
+@expression('graph.trace', 'sum_axes')    # step 39: tuple axes, keepdims, negative axes
 def _sum_axes(ctx, F, x):
     # no broadcasting arithmetic here: step 40's faults must not reach step 39's checks
     a = F.sum(x, axis=(0, 2), keepdims=True)
@@ -32,7 +32,7 @@ def _sum_axes(ctx, F, x):
     return F.sum(a ** 2) + F.sum(b ** 3)
 
 
-@expression('mlp_mse')             # step 43: a two-layer network and a squared error
+@expression('graph.trace', 'mlp_mse')     # step 43: a two-layer network and a squared error
 def _mlp_mse(ctx, F, x, W1, b1, W2, b2, t):
     h = F.sigmoid(F.linear(x, W1, b1))
     return F.mean_squared_error(F.linear(h, W2, b2), t)

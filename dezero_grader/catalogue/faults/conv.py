@@ -1,11 +1,49 @@
-"""Faults of steps 57-58: im2col/col2im, conv2d, pooling, the Conv2d layer and VGG16.
+"""Faults of the convolution (steps 55-58): the output-size arithmetic (`get_conv_outsize`,
+`pair`), im2col/col2im, conv2d, pooling, the Conv2d layer and VGG16.
 
-Each patch replaces or wraps one name of the book's API (`functions_conv.im2col_array`,
-`functions_conv.col2im_array`, `functions.conv2d`, `functions.pooling`, `layers.Conv2d.forward`,
-`models.VGG16`) and imports what it needs inside its body: its source is copied verbatim into
-single-fault variants.
+Each patch replaces or wraps one name of the book's API (`utils.get_conv_outsize`,
+`functions_conv.im2col_array`, `functions_conv.col2im_array`, `functions.conv2d`,
+`functions.pooling`, `layers.Conv2d.forward`, `models.VGG16`) and imports what it needs inside
+its body: its source is copied verbatim into single-fault variants. `pair_tuple` serves step 57
+too.
 """
 from dezero_grader.catalogue.faults import patch
+
+
+# -- step 55: convolution arithmetic -------------------------------------------------------------
+@patch('conv_outsize_off_by_one')
+def conv_outsize_off_by_one(dz):
+    def get_conv_outsize(input_size, kernel_size, stride, pad):
+        return (input_size + pad * 2 - kernel_size) // stride
+    dz.utils.get_conv_outsize = get_conv_outsize
+
+
+@patch('conv_outsize_true_div')
+def conv_outsize_true_div(dz):
+    def get_conv_outsize(input_size, kernel_size, stride, pad):
+        return (input_size + pad * 2 - kernel_size) / stride + 1
+    dz.utils.get_conv_outsize = get_conv_outsize
+
+
+@patch('conv_outsize_pad_once')
+def conv_outsize_pad_once(dz):
+    def get_conv_outsize(input_size, kernel_size, stride, pad):
+        return (input_size + pad - kernel_size) // stride + 1
+    dz.utils.get_conv_outsize = get_conv_outsize
+
+
+@patch('pair_tuple')
+def pair_tuple(dz):
+    def pair(x):
+        if isinstance(x, tuple):
+            return x
+        return (x, 1)
+    dz.utils.pair = pair
+
+
+@patch('conv_outsize_missing')
+def conv_outsize_missing(dz):
+    del dz.utils.get_conv_outsize
 
 
 # -- step 57: convolution and pooling ------------------------------------------------------------
@@ -217,32 +255,3 @@ def vgg_preprocess_channels(dz):
 def vgg_pretrained_missing(dz):
     # No pretrained weights: VGG16.WEIGHTS_PATH is missing.
     del dz.models.VGG16.WEIGHTS_PATH
-
-
-@patch('max_on_host')
-def max_on_host(dz):
-    # Max over an axis brings device data to the host and computes there (pooling_simple, which
-    # takes its window maxima with Variable.max, then gives host outputs for device inputs).
-    import numpy as np
-    original = dz.functions.max
-
-    def max_(x, axis=None, keepdims=False):
-        x = dz.as_variable(x)
-        if dz.cuda.get_array_module(x) is not np:
-            x = dz.Variable(dz.cuda.as_numpy(x.data))
-        return original(x, axis=axis, keepdims=keepdims)
-    dz.functions.max = max_
-    dz.Variable.max = max_
-
-
-@patch('conv2d_to_gpu_new_params')
-def conv2d_to_gpu_new_params(dz):
-    # Conv2d moves its weights by building new Parameters from device copies (written to cope
-    # with a W that is still None): the values move, but an optimizer's state is kept per
-    # parameter object, so the moved layer's momentum silently starts again from zero.
-    def to_gpu(self):
-        for name in ('W', 'b'):
-            param = getattr(self, name, None)
-            if param is not None and param.data is not None:
-                setattr(self, name, dz.Parameter(dz.cuda.as_cupy(param.data), name=name))
-    dz.layers.Conv2d.to_gpu = to_gpu

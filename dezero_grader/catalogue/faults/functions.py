@@ -1,11 +1,12 @@
-"""Faults of stage 4 (steps 37-51): tensors, shape functions, losses, layers, models,
-optimizers, data sets and the MNIST loader.
+"""Faults of the functions on tensors (steps 37-51): element-wise functions and operators on
+tensors, the shape functions, sums, matmul, linear, the losses, the activations, slicing and
+accuracy.
 
 Each patch receives the loaded `dezero` package and replaces or wraps one public name
-(`dz.functions.transpose`, `dz.Layer.params`, `dz.optimizers.Optimizer.update`,
-`dz.datasets.get_spiral`, ...), importing what it needs in its own body (its source is copied
-into single-fault variants). Functions are rebuilt from `dz.Function` with backward rules
-written in Variables, as the full core requires.
+(`dz.functions.transpose`, `dz.functions.mean_squared_error`, `dz.Variable.__getitem__`, ...),
+importing what it needs in its own body (its source is copied into single-fault variants).
+Functions are rebuilt from `dz.Function` with backward rules written in Variables, as the full
+core requires.
 """
 from dezero_grader.catalogue.faults import patch, patch_with
 
@@ -315,135 +316,6 @@ def sigmoid_grad_uses_input(dz):
     F.sigmoid = sigmoid
 
 
-# -- step 44 --------------------------------------------------------------------------------------
-@patch('layer_registers_variables')
-def layer_registers_variables(dz):
-    # Every Variable assigned to a layer is taken for a parameter.
-    Layer = dz.Layer
-    original_setattr = Layer.__setattr__
-    original_params = Layer.params
-
-    def __setattr__(self, name, value):
-        original_setattr(self, name, value)
-        if isinstance(value, dz.Variable) and not isinstance(value, dz.Parameter):
-            extra = self.__dict__.setdefault('_fault_variables', [])
-            if name not in extra:
-                extra.append(name)
-
-    def params(self):
-        yield from original_params(self)
-        for name in self.__dict__.get('_fault_variables', []):
-            yield self.__dict__[name]
-    Layer.__setattr__ = __setattr__
-    Layer.params = params
-
-
-@patch('cleargrads_noop')
-def cleargrads_noop(dz):
-    def cleargrads(self):
-        pass
-    dz.Layer.cleargrads = cleargrads
-
-
-@patch('linear_bias_row')
-def linear_bias_row(dz):
-    Linear = dz.layers.Linear
-    original = Linear.__init__
-
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        b = getattr(self, 'b', None)
-        if b is not None and b.data is not None:
-            b.data = b.data.reshape(1, -1)   # a (1, out) row: it broadcasts, but b is not (out,)
-    Linear.__init__ = __init__
-
-
-# -- step 45 --------------------------------------------------------------------------------------
-@patch('nested_params_missing')
-def nested_params_missing(dz):
-    def params(self):
-        for value in list(vars(self).values()):
-            if isinstance(value, dz.Parameter):   # sub-layers are not searched
-                yield value
-    dz.Layer.params = params
-
-
-@patch('mlp_activation_on_last')
-def mlp_activation_on_last(dz):
-    def forward(self, x):
-        for layer in self.layers:
-            x = self.activation(layer(x))  # also after the output layer
-        return x
-    dz.models.MLP.forward = forward
-
-
-@patch('mlp_layers_not_registered')
-def mlp_layers_not_registered(dz):
-    original = dz.models.MLP.__init__
-
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        for i, layer in enumerate(self.layers):      # kept in the list only
-            name = 'l' + str(i)
-            if self.__dict__.get(name) is layer:
-                object.__delattr__(self, name)
-        registry = self.__dict__.get('_params')
-        if registry is not None:
-            for name in [n for n in registry if str(n).startswith('l') and str(n)[1:].isdigit()]:
-                registry.remove(name)
-    dz.models.MLP.__init__ = __init__
-
-
-# -- step 46 --------------------------------------------------------------------------------------
-@patch('optimizer_hooks_not_called')
-def optimizer_hooks_not_called(dz):
-    def update(self):
-        for param in [p for p in self.target.params() if p.grad is not None]:
-            self.update_one(param)         # the hooks are never called
-    dz.optimizers.Optimizer.update = update
-
-
-@patch('optimizer_updates_none_grad')
-def optimizer_updates_none_grad(dz):
-    def update(self):
-        params = list(self.target.params())   # parameters without a gradient too
-        for f in self.hooks:
-            f(params)
-        for param in params:
-            self.update_one(param)
-    dz.optimizers.Optimizer.update = update
-
-
-@patch('momentum_state_shared')
-def momentum_state_shared(dz):
-    def update_one(self, param):
-        xp = dz.cuda.get_array_module(param.data)
-        v = getattr(self, '_fault_v', None)
-        if v is None or v.shape != param.data.shape:
-            v = xp.zeros_like(param.data)  # one velocity for all parameters, not one each
-        v = v * self.momentum - self.lr * param.grad.data
-        self._fault_v = v
-        param.data = param.data + v
-    dz.optimizers.MomentumSGD.update_one = update_one
-
-
-@patch('momentum_velocity_not_stored')
-def momentum_velocity_not_stored(dz):
-    def update_one(self, param):
-        xp = dz.cuda.get_array_module(param.data)
-        v = xp.zeros_like(param.data)      # self.vs[id(param)] is never read or written back
-        v = self.momentum * v - self.lr * param.grad.data
-        param.data = param.data + v
-    dz.optimizers.MomentumSGD.update_one = update_one
-
-
-@patch('sgd_ascends')
-def sgd_ascends(dz):
-    def update_one(self, param):
-        param.data += self.lr * param.grad.data   # -= intended: a step up the loss
-    dz.optimizers.SGD.update_one = update_one
-
-
 # -- step 47 --------------------------------------------------------------------------------------
 @patch('getitem_grad_overwrite')
 def getitem_grad_overwrite(dz):
@@ -564,59 +436,7 @@ def softmax_simple_wrong_axis(dz):
     F.softmax_simple = softmax_simple
 
 
-# -- steps 48-49 ----------------------------------------------------------------------------------
-@patch('spiral_labels_float')
-def spiral_labels_float(dz):
-    original = dz.datasets.get_spiral
-
-    def get_spiral(train=True):
-        x, t = original(train=train)
-        return x, t.astype('float32')      # class ids as floats
-    dz.datasets.get_spiral = get_spiral
-
-
-@patch('spiral_not_deterministic')
-def spiral_not_deterministic(dz):
-    import numpy as np
-    original = dz.datasets.get_spiral
-    calls = []
-
-    def get_spiral(train=True):
-        x, t = original(train=train)
-        calls.append(1)
-        noise = np.random.default_rng(len(calls)).normal(0, 0.01, size=x.shape)
-        return (x + noise).astype(x.dtype), t   # no fixed seed: new points every call
-    dz.datasets.get_spiral = get_spiral
-
-
-@patch('spiral_labels_not_shuffled')
-def spiral_labels_not_shuffled(dz):
-    import numpy as np
-    original = dz.datasets.get_spiral
-
-    def get_spiral(train=True):
-        x, t = original(train=train)
-        return x, np.sort(t)               # x = x[indices] shuffled, t = t[indices] forgotten
-    dz.datasets.get_spiral = get_spiral
-
-
-@patch('dataset_transform_ignored')
-def dataset_transform_ignored(dz):
-    def __getitem__(self, index):
-        if self.label is None:
-            return self.data[index], None
-        return self.data[index], self.label[index]   # transforms never applied
-    dz.Dataset.__getitem__ = __getitem__
-
-
-@patch('dataset_no_label_crash')
-def dataset_no_label_crash(dz):
-    def __getitem__(self, index):
-        return self.transform(self.data[index]), self.target_transform(self.label[index])
-    dz.Dataset.__getitem__ = __getitem__
-
-
-# -- steps 50-51 ----------------------------------------------------------------------------------
+# -- step 50: accuracy ----------------------------------------------------------------------------
 @patch('accuracy_wrong_axis')
 def accuracy_wrong_axis(dz):
     F = dz.functions
@@ -639,6 +459,7 @@ def accuracy_counts(dz):
     F.accuracy = accuracy
 
 
+# -- step 51: ReLU --------------------------------------------------------------------------------
 @patch('relu_grad_mask')
 def relu_grad_mask(dz):
     F = dz.functions
@@ -672,16 +493,3 @@ def relu_in_place(dz):
     def relu(x):
         return ReLU()(x)
     F.relu = relu
-
-
-@patch('mnist_not_normalized')
-def mnist_not_normalized(dz):
-    import numpy as np
-    T = dz.transforms
-    MNIST = dz.datasets.MNIST
-    original = MNIST.__init__
-
-    def __init__(self, train=True, transform=T.Compose([T.Flatten(), T.AsType(np.float32)]),
-                 target_transform=None):
-        original(self, train, transform, target_transform)   # pixels left in 0..255
-    MNIST.__init__ = __init__

@@ -1,10 +1,9 @@
-"""Faults of step 52 (the device: arrays, layers, loaders and optimizers on the GPU) and step 55
-(the convolution arithmetic: `get_conv_outsize`, `pair`); a few of them serve other steps too
-(the loader faults step 50, `pair_tuple` step 57, `gpu_optimizer_state_host` step 59).
+"""Faults of the device (step 52 on): CuPy at import, arrays, layers, loaders and optimizers on
+the GPU, and the device faults of the convolution (step 57) and of Adam (step 59).
 
 Every patch reads only public names (`dz.Variable`, `dz.Layer`, `dz.functions.exp`,
-`dz.cuda.get_array_module`, `dz.utils.get_conv_outsize`, ...) and imports what it needs inside
-its own body: its source is copied verbatim into single-fault variants.
+`dz.cuda.get_array_module`, ...) and imports what it needs inside its own body: its source is
+copied verbatim into single-fault variants.
 """
 from dezero_grader.catalogue.faults import patch
 
@@ -160,45 +159,39 @@ def gpu_variable_keeps_host_copy(dz):
     dz.Variable.__init__ = __init__
 
 
-# -- step 55: convolution arithmetic -------------------------------------------------------------
-@patch('conv_outsize_off_by_one')
-def conv_outsize_off_by_one(dz):
-    def get_conv_outsize(input_size, kernel_size, stride, pad):
-        return (input_size + pad * 2 - kernel_size) // stride
-    dz.utils.get_conv_outsize = get_conv_outsize
-
-
-@patch('conv_outsize_true_div')
-def conv_outsize_true_div(dz):
-    def get_conv_outsize(input_size, kernel_size, stride, pad):
-        return (input_size + pad * 2 - kernel_size) / stride + 1
-    dz.utils.get_conv_outsize = get_conv_outsize
-
-
-@patch('conv_outsize_pad_once')
-def conv_outsize_pad_once(dz):
-    def get_conv_outsize(input_size, kernel_size, stride, pad):
-        return (input_size + pad - kernel_size) // stride + 1
-    dz.utils.get_conv_outsize = get_conv_outsize
-
-
-@patch('pair_tuple')
-def pair_tuple(dz):
-    def pair(x):
-        if isinstance(x, tuple):
-            return x
-        return (x, 1)
-    dz.utils.pair = pair
-
-
 @patch('cuda_as_cupy_missing')
 def cuda_as_cupy_missing(dz):
     del dz.cuda.as_cupy
 
 
-@patch('conv_outsize_missing')
-def conv_outsize_missing(dz):
-    del dz.utils.get_conv_outsize
+# -- steps 57-59: convolution, pooling and Adam on the GPU ----------------------------------------
+@patch('max_on_host')
+def max_on_host(dz):
+    # Max over an axis brings device data to the host and computes there (pooling_simple, which
+    # takes its window maxima with Variable.max, then gives host outputs for device inputs).
+    import numpy as np
+    original = dz.functions.max
+
+    def max_(x, axis=None, keepdims=False):
+        x = dz.as_variable(x)
+        if dz.cuda.get_array_module(x) is not np:
+            x = dz.Variable(dz.cuda.as_numpy(x.data))
+        return original(x, axis=axis, keepdims=keepdims)
+    dz.functions.max = max_
+    dz.Variable.max = max_
+
+
+@patch('conv2d_to_gpu_new_params')
+def conv2d_to_gpu_new_params(dz):
+    # Conv2d moves its weights by building new Parameters from device copies (written to cope
+    # with a W that is still None): the values move, but an optimizer's state is kept per
+    # parameter object, so the moved layer's momentum silently starts again from zero.
+    def to_gpu(self):
+        for name in ('W', 'b'):
+            param = getattr(self, name, None)
+            if param is not None and param.data is not None:
+                setattr(self, name, dz.Parameter(dz.cuda.as_cupy(param.data), name=name))
+    dz.layers.Conv2d.to_gpu = to_gpu
 
 
 @patch('gpu_optimizer_state_host')
@@ -218,28 +211,3 @@ def gpu_optimizer_state_host(dz):
         v += (1 - self.beta2) * (grad * grad - v)
         param.data -= self.lr * m / (v ** 0.5 + self.eps)
     dz.optimizers.Adam.update_one = update_one
-
-
-@patch('loader_last_batch')
-def loader_last_batch(dz):
-    # max_iter computed with floor division: the last, smaller batch is dropped.
-    original = dz.DataLoader.reset
-
-    def reset(self):
-        original(self)
-        self.max_iter = self.data_size // self.batch_size
-    dz.DataLoader.reset = reset
-
-
-@patch('loader_reset')
-def loader_reset(dz):
-    # The order is drawn once: later epochs repeat it (reset does not reshuffle).
-    original = dz.DataLoader.reset
-
-    def reset(self):
-        first = getattr(self, '_fault_index', None)
-        original(self)
-        if first is not None:
-            self.index = first
-        self._fault_index = self.index
-    dz.DataLoader.reset = reset

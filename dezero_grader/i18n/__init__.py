@@ -24,6 +24,23 @@ DOMAIN = 'dezero_grader'
 LOCALE_DIR = Path(__file__).resolve().parent / 'locale'
 LANGUAGES = ('en', 'ja', 'zh', 'ko')
 DEFAULT = 'en'
+# The book's own words for its ideas in each edition, which every catalogue uses (and never one
+# of the synonyms after them: tests/unit/test_i18n.py): the Japanese original, the simplified
+# Chinese and the Korean translations of *Deep Learning from Scratch 3*.
+TERMS = {
+    'backpropagation': {'ja': ('逆伝播', ('逆伝搬', 'バックプロパゲーション', '誤差逆伝搬')),
+                        'zh': ('反向传播', ('反向傳播', '后向传播', '逆传播')),
+                        'ko': ('역전파', ('역전달', '백프로퍼게이션', '오차역전달'))},
+    'gradient': {'ja': ('勾配', ('傾き', 'グラディエント')),
+                 'zh': ('梯度', ('斜率', '坡度')),
+                 'ko': ('기울기', ('그래디언트', '경사도'))},
+    'computational graph': {'ja': ('計算グラフ', ('演算グラフ', '計算図')),
+                            'zh': ('计算图', ('計算圖', '运算图')),
+                            'ko': ('계산 그래프', ('연산 그래프', '계산그래프'))},
+    'forward propagation': {'ja': ('順伝播', ('順伝搬', 'フォワードプロパゲーション')),
+                            'zh': ('正向传播', ('前向传播', '正向傳播')),
+                            'ko': ('순전파', ('순전달', '포워드 프로퍼게이션'))},
+}
 # where a POSIX locale names the language of messages, the first that is set winning
 LOCALE_VARIABLES = ('LANGUAGE', 'LC_ALL', 'LC_MESSAGES', 'LANG')
 

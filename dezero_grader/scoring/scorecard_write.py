@@ -95,6 +95,14 @@ def _policy(options) -> dict:
     return (getattr(options, 'policy', None) or policy.DEFAULT).record()
 
 
+def _with_language(doc, options) -> dict:
+    """`doc` with the language its report is written in: the grading's (`--lang`), else the
+    policy's; none where neither names one (the report is then English)."""
+    language = getattr(options, 'language', None) or getattr(getattr(options, 'policy', None),
+                                                              'language', None)
+    return dict(doc, language=language) if language else doc
+
+
 def _score(verdict) -> dict:
     out = {'earned': verdict.earned, 'possible': verdict.possible,
            'extension': {'earned': verdict.extension_earned,
@@ -129,7 +137,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         doc['diagnosis'] = jsonable(diagnosis)
     if regraded is not None:
         doc['regraded'] = dict(regraded)
-    doc = _from_notebooks(doc, sub)
+    doc = _from_notebooks(_with_language(doc, options), sub)
     schema.validate('scorecard', doc)
     return doc
 
@@ -148,7 +156,7 @@ def _from_notebooks(doc, sub):
 
 _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
                             'environment', 'seed', 'score', 'generated_at', 'duration_s',
-                            'regraded'})
+                            'regraded', 'language'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
@@ -179,7 +187,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
     }
     if regraded is not None:
         doc['regraded'] = dict(regraded)
-    doc = _from_notebooks(doc, submission)
+    doc = _from_notebooks(_with_language(doc, options), submission)
     schema.validate('scorecard', doc)
     return doc
 

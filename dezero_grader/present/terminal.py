@@ -216,7 +216,7 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
 
     checks, failing = card.checks, card.counted_failing
     advice = card.advice_failing
-    out.append('  {} {}'.format(tr.gettext('checks:'), checks_line(card, tr)))
+    out.append('  ' + tr.gettext('checks: {checks}').format(checks=checks_line(card, tr)))
     diagnosis = card.diagnosis
     out.extend(_diagnosis(tr, diagnosis, failing, colour))
     shown_once = _same_error_checks(diagnosis, card.failing, verbose)

@@ -3,6 +3,7 @@ placeholders, the committed compiled files and template what the sources give), 
 report byte for byte what it was before it went through the catalogues, and a Japanese, Chinese
 or Korean report with no English line of the report's own left in it. Scorecards of real
 gradings (tests/fixtures/i18n); no worker is started."""
+import functools
 import gettext
 import json
 import re
@@ -118,7 +119,7 @@ def test_the_committed_mo_is_the_po_compiled(lang, tmp_path):
 
 
 def test_the_template_is_what_the_code_holds(template):
-    assert catalogues.entries(template) == catalogues.entries(catalogues.extract()), (
+    assert catalogues.entries(template) == catalogues.entries(_extracted()), (
         'run python -m dezero_grader.i18n.catalogues, then translate what it names')
 
 
@@ -141,12 +142,18 @@ def test_the_english_report_is_byte_for_byte_what_it_was(name):
     assert terminal.render(dict(doc, language='en'), **options) == before
 
 
+@functools.lru_cache(maxsize=None)   # an extraction reads the whole package
+def _extracted():
+    return catalogues.extract()
+
+
+@functools.lru_cache(maxsize=None)
 def _frame_phrases():
     """What of each message is the report's own English: its pieces between the placeholders
     that are more than one word, and the verdict words (a word alone, as `late`, is in the
     scorecard's English text too)."""
     out = set()
-    for m in catalogues.extract():
+    for m in _extracted():
         for source in forms(m.id):
             if not source:
                 continue

@@ -22,6 +22,7 @@ from dezero_grader.catalogue import assignments
 from dezero_grader.commands import (USAGE_ERROR, cmd_batch, cmd_check, cmd_export, cmd_faults,
                                     cmd_history, cmd_inject, cmd_list, cmd_merge, cmd_selftest)
 from dezero_grader.errors import SubmissionError
+from dezero_grader.i18n import LANGUAGES
 from dezero_grader.isolation import bwrap
 from dezero_grader.present.outpaths import OutputError
 
@@ -116,6 +117,10 @@ def build_parser():
     c.add_argument('--only', action='append', default=[], metavar='CHECK',
                    help='run only this check id (repeatable)')
     c.add_argument('--verbose', '-v', action='store_true', help='also list passing checks')
+    c.add_argument('--lang', choices=LANGUAGES, default=None,
+                   help='the language of the report: en, ja (日本語), zh (简体中文), ko (한국어); '
+                        'default: the policy\'s language, else your locale\'s (LANGUAGE, LC_ALL, '
+                        'LC_MESSAGES, LANG), else en. The scorecard\'s text stays English')
     _policy_argument(c)
     c.add_argument('--submitted-at', metavar='TIME',
                    help='when the submission was handed in (2026-05-02T10:00:00+09:00), for the '
@@ -185,6 +190,9 @@ def build_parser():
                         '$DEZERO_GRADER_SANDBOX, else auto)')
     c.add_argument('--era', choices=('book', 'current'), default='book',
                    help='see check --era')
+    c.add_argument('--lang', choices=LANGUAGES, default=None,
+                   help='the language the scorecards\' reports are written in (recorded in each, '
+                        'for the exports): en, ja, zh, ko; default: the policy\'s language, else en')
 
     c = sub.add_parser('history', help='grade a git history step by step: the commit that broke '
                        'an earlier step, named')

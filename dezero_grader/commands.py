@@ -109,16 +109,18 @@ def cmd_check(args):
         timing = policy_mod.timing(course_policy, args.submitted_at)
     except policy_mod.PolicyError as e:
         return _usage(e)
+    from dezero_grader import i18n
+    language = args.lang or course_policy.language or i18n.default_language()
     options = run.Options(device=args.device, seed=args.seed, profile=args.profile,
                           era=args.era, use_cache=not args.no_cache, only=tuple(args.only),
-                          limits=limits, policy=course_policy, timing=timing)
+                          limits=limits, policy=course_policy, timing=timing, language=language)
     progress = progress_display.of_probes('step {}'.format(args.step))
     try:
         doc = run.grade(args.submission, args.step, options, progress=progress)
     finally:
         progress.finish()
     say(terminal.render(doc, colour=terminal.use_colour(sys.stdout), verbose=args.verbose,
-                      submission=args.submission))
+                        submission=args.submission, lang=language))
     status = 0 if doc['verdict'] == 'accept' else 1
     # checked before grading, but the disk can still fill up or a folder vanish meanwhile: the
     # report above is printed first, so the grading is never lost for want of a file
@@ -232,7 +234,8 @@ def cmd_batch(args):
                                               device=args.device,
                                               seed=args.seed, timeout_s=args.timeout,
                                               memory_mb=args.memory, sandbox=args.sandbox,
-                                              policy=policy_mod.load(args.policy))
+                                              policy=policy_mod.load(args.policy),
+                                              language=args.lang)
         shard = batch.Shard.parse(args.shard) if args.shard else None
         writable_folder('--out', args.out)
         roster = roster_mod.read_csv(args.roster) if args.roster else None

@@ -56,6 +56,11 @@ if not _CACHE:
     os.environ['DEZERO_GRADER_TEST_CACHE'] = _CACHE   # pytest-xdist's workers share it
 os.environ['DEZERO_GRADER_CACHE'] = _CACHE
 
+# the reports are written in the locale's language where no --lang names one: the suite reads
+# English whatever the machine's locale (LANGUAGE is read first; every `dezero-grade` a test starts
+# inherits it). The tests of other languages name theirs.
+os.environ['LANGUAGE'] = 'en'
+
 if _bwrap.unavailable() is not None:
     # a machine without bubblewrap still runs the suite, in the basic sandbox (batch refuses to
     # start without bubblewrap unless told): the bubblewrap tests skip and say why

@@ -66,12 +66,13 @@ class BatchOptions:
     sandbox: str = field(default_factory=lambda: bwrap.require_strong(bwrap.default_mode(),
                                                                       'a batch'))
     policy: object = None         # dezero_grader.scoring.policy.Policy (None: the default policy)
+    language: str | None = None   # the reports' language (--lang; None: the policy's, else English)
 
     @classmethod
     def from_cli(cls, step: int, *, profile: str = 'book', era: str = 'book',
                  device: str = 'auto', seed: int | None = None, timeout_s: float | None = None,
                  memory_mb: int | None = None, sandbox: str | None = None,
-                 policy=None) -> 'BatchOptions':
+                 policy=None, language: str | None = None) -> 'BatchOptions':
         """Options from command-line values (None: the default), checked as `check` checks them.
         The code of many learners meets here, so the sandbox is bubblewrap unless `basic` opts
         out (`auto` and `bubblewrap` refuse to start without it)."""
@@ -89,7 +90,8 @@ class BatchOptions:
             raise BatchError(str(e)) from None
         return cls(step, profile, era, device, seed,
                    Limits.call_s if timeout_s is None else float(timeout_s),
-                   Limits.memory_mb if memory_mb is None else memory_mb, sandbox, policy)
+                   Limits.memory_mb if memory_mb is None else memory_mb, sandbox, policy,
+                   language)
 
     def limits(self) -> Limits:
         """--timeout is the limit of one request (call_s); as in `check`, a longer one also
@@ -100,7 +102,8 @@ class BatchOptions:
     def run_options(self):
         from dezero_grader.grading import run
         return run.Options(device=self.device, seed=self.seed, profile=self.profile,
-                           era=self.era, limits=self.limits(), policy=self.grading_policy())
+                           era=self.era, limits=self.limits(), policy=self.grading_policy(),
+                           language=self.language)
 
     def grading_policy(self):
         from dezero_grader.scoring import policy
@@ -118,8 +121,11 @@ class BatchOptions:
                 'course_secret': run.course_secret_digest()}
 
     def to_json(self) -> dict:
-        return {'profile': self.profile, 'era': self.era, 'device': self.device, 'seed': self.seed,
-                'timeout_s': self.timeout_s, 'memory_mb': self.memory_mb, 'sandbox': self.sandbox}
+        out = {'profile': self.profile, 'era': self.era, 'device': self.device, 'seed': self.seed,
+               'timeout_s': self.timeout_s, 'memory_mb': self.memory_mb, 'sandbox': self.sandbox}
+        if self.language:   # a batch in another language is graded again, not resumed
+            out['language'] = self.language
+        return out
 
 
 @dataclass(frozen=True)

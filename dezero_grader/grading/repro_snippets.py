@@ -20,12 +20,15 @@ import re
 import shlex
 from pathlib import Path
 
+from dezero_grader.i18n import N_
+
 _SUBMISSION_LINE = re.compile(r'^SUBMISSION = .*$', re.M)
 _WHOLE_CHECK_LINE = re.compile(r'^# Whole check.*$', re.M)
 HERE = '.'    # the submission of a command run in the folder that holds the code
 
 # a scorecard read where the code is not (an export, Gradescope): the words that make `.` true
-IN_YOUR_FOLDER = 'on your own machine, in the folder that holds your code'
+# (the reports translate them where they show them)
+IN_YOUR_FOLDER = N_('on your own machine, in the folder that holds your code')
 
 
 def check_command(step, seed, check_id=None, submission=None, *, device_mode='sim',

@@ -48,6 +48,7 @@ class Options:
     only: tuple = ()              # check ids to run (empty: all)
     policy: object = None         # dezero_grader.scoring.policy.Policy (None: the default policy)
     timing: object = None         # dezero_grader.scoring.policy.Timing: when handed in and due (late penalty)
+    language: str | None = None   # the report's language, recorded in the scorecard (None: the policy's, else none)
 
 
 def resolve_device(device: str) -> str:

@@ -13,8 +13,11 @@ import json
 import os
 import re
 
+from dezero_grader import i18n
 from dezero_grader.grading import repro_snippets
+from dezero_grader.grading.repro_snippets import IN_YOUR_FOLDER
 from dezero_grader.grading.diagnose import cause_of as _cause_of
+from dezero_grader.i18n import N_
 from dezero_grader.scoring.scorecard_read import CheckRecord, Scorecard
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
@@ -77,15 +80,33 @@ def _fmt(x):
 _SAID_IN_MESSAGE = ('where', 'raised', 'exception', 'exception_message')
 
 
-def _key_evidence(check: CheckRecord):
-    """The few lines of evidence that matter most for a failing check."""
+def _evidence_labels(tr):
+    """The names of the evidence a failing check shows, in the order shown."""
+    return {'found': tr.pgettext('evidence', 'found'),
+            'expected': tr.pgettext('evidence', 'expected'),
+            'max_abs_error': tr.pgettext('evidence', 'max abs error'),
+            'max_rel_error': tr.pgettext('evidence', 'max rel error'),
+            'worst_index': tr.pgettext('evidence', 'worst index'),
+            'found_at_worst': tr.pgettext('evidence', 'found at worst'),
+            'expected_at_worst': tr.pgettext('evidence', 'expected at worst'),
+            'pattern': tr.pgettext('evidence', 'pattern'),
+            'exception': tr.pgettext('evidence', 'exception'),
+            'where': tr.pgettext('evidence', 'where'),
+            'raised': tr.pgettext('evidence', 'raised'),
+            'exception_message': tr.pgettext('evidence', 'exception message'),
+            'first_mismatch': tr.pgettext('evidence', 'first mismatch'),
+            'missing': tr.pgettext('evidence', 'missing')}
+
+
+def _key_evidence(check: CheckRecord, tr=None):
+    """The few lines of evidence that matter most for a failing check (`tr`: the language's
+    translator, None: English)."""
+    labels = _evidence_labels(tr or i18n.translator())
     lines = []
     for f in check.failing_findings:
         ev = f.get('evidence', {})
         parts = []
-        for key in ('found', 'expected', 'max_abs_error', 'max_rel_error', 'worst_index',
-                    'found_at_worst', 'expected_at_worst', 'pattern', 'exception', 'where',
-                    'raised', 'exception_message', 'first_mismatch', 'missing'):
+        for key, label in labels.items():
             if key in ev:
                 value = ev[key]
                 text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
@@ -93,7 +114,7 @@ def _key_evidence(check: CheckRecord):
                     continue   # "raised TypeError: ... at dezero/core.py:41" says it already
                 if len(text) > 160:
                     text = text[:157] + '...'
-                parts.append('{}: {}'.format(key.replace('_', ' '), text))
+                parts.append('{}: {}'.format(label, text))
         lines.append((f['message'], parts))
     return lines
 
@@ -101,84 +122,130 @@ def _key_evidence(check: CheckRecord):
 key_evidence = _key_evidence   # the HTML report shows the same lines
 
 
-def render(doc, colour=False, verbose=False, submission=None, withheld=False) -> str:
+def _verdicts(tr):
+    """The verdicts as the report's first word shows them."""
+    return {'accept': tr.gettext('ACCEPT'), 'rollback': tr.gettext('ROLLBACK'),
+            'reject': tr.gettext('REJECT'), 'incomplete': tr.gettext('INCOMPLETE'),
+            'invalid': tr.gettext('INVALID')}
+
+
+def _statuses(tr):
+    """A check's status as the counts of the checks line name it."""
+    return {'passed': tr.pgettext('check status', 'passed'),
+            'failed': tr.pgettext('check status', 'failed'),
+            'error': tr.pgettext('check status', 'error'),
+            'skipped': tr.pgettext('check status', 'skipped'),
+            'timeout': tr.pgettext('check status', 'timeout'),
+            'not_applicable': tr.pgettext('check status', 'not_applicable')}
+
+
+def _adjustment_kinds(tr):
+    return {'rollback': tr.pgettext('score adjustment', 'rollback'),
+            'late': tr.pgettext('score adjustment', 'late')}
+
+
+def _adjustment_line(tr, adj) -> str:
+    kind = _adjustment_kinds(tr).get(adj.kind, adj.kind)
+    if adj.points:
+        line = tr.gettext('{kind} {points} points: {reason}').format(
+            kind=kind, points=_fmt(adj.points), reason=adj.reason)
+    elif adj.kind == 'rollback':   # its reason says why (on time within the grace, or nothing left to take)
+        line = tr.gettext('{kind} (no points were left to take): {reason}').format(
+            kind=kind, reason=adj.reason)
+    else:
+        line = tr.gettext('{kind}: {reason}').format(kind=kind, reason=adj.reason)
+    return '  ' + line + (' ({})'.format(', '.join(adj.checks)) if adj.checks else '')
+
+
+def _score_line(tr, card, colour) -> str:
+    sc = card.score
+    verdict = _colour(_verdicts(tr)[card.verdict], _COLOURS[card.verdict], colour)
+    if sc.extension_possible:
+        score = tr.gettext('score {earned}/{possible} (extension {extension_earned}/'
+                           '{extension_possible})').format(
+            earned=_fmt(sc.earned), possible=_fmt(sc.possible),
+            extension_earned=_fmt(sc.extension_earned),
+            extension_possible=_fmt(sc.extension_possible))
+    else:
+        score = tr.gettext('score {earned}/{possible}').format(earned=_fmt(sc.earned),
+                                                               possible=_fmt(sc.possible))
+    seconds = tr.gettext('{seconds} s').format(seconds='{:.1f}'.format(card.duration_s))
+    return '{}  {}  {}'.format(verdict, score, seconds)
+
+
+def render(doc, colour=False, verbose=False, submission=None, withheld=False, lang=None) -> str:
     """The report of a scorecard. `submission`: the path the code was graded from, as the user
     gave it to `check`; None where the scorecard is read away from the code (an export,
     Gradescope), and the commands it prints are then run in the folder that holds the code.
     `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
-    reason and the score (which count the others) are not shown."""
+    reason and the score (which count the others) are not shown. `lang`: the language of the
+    report (`dezero_grader.i18n.LANGUAGES`); None: the one the scorecard was graded in, else
+    English. Only the report's own words are translated: the scorecard's text (messages, hints,
+    titles) and every identifier stay as they are."""
+    tr = i18n.translator(lang or doc.get('language') or i18n.DEFAULT)
     # learner text is shown, never obeyed; only our colours are codes. Every text is one line
     # (its newlines escaped), so that no message can start a line of its own (a forged verdict
     # line); only what the code printed keeps its lines, each indented under its heading
     card = Scorecard.from_document(printable_tree(doc, lines=False))
     out = []
     env = card.environment
-    out.append('dezero-grade · step {} {} · {} ({}) · device {} · seed {} · profile {} · era {} · '
-               'sandbox {}'.format(card.step, card.title, card.submission_id,
-                                   card.content_hash[:19], env['device_mode'], card.seed,
-                                   card.profile, card.era, env['sandbox']))
+    out.append(tr.gettext('dezero-grade · step {step} {title} · {submission} ({content_hash}) · '
+                          'device {device} · seed {seed} · profile {profile} · era {era} · '
+                          'sandbox {sandbox}').format(
+        step=card.step, title=card.title, submission=card.submission_id,
+        content_hash=card.content_hash[:19], device=env['device_mode'], seed=card.seed,
+        profile=card.profile, era=card.era, sandbox=env['sandbox']))
     head = len(out)
-    sc = card.score
-    line = '{}  score {}/{}'.format(_colour(card.verdict.upper(), _COLOURS[card.verdict], colour),
-                                    _fmt(sc.earned), _fmt(sc.possible))
-    if sc.extension_possible:
-        line += ' (extension {}/{})'.format(_fmt(sc.extension_earned), _fmt(sc.extension_possible))
-    line += '  {:.1f} s'.format(card.duration_s)
-    out.append(line)
+    out.append(_score_line(tr, card, colour))
     out.append('  ' + card.reason)
-    for adj in sc.adjustments:
-        if adj.points:
-            taken = ' {} points'.format(_fmt(adj.points))
-        else:   # its reason says why (on time within the grace, or nothing left to take)
-            taken = ' (no points were left to take)' if adj.kind == 'rollback' else ''
-        out.append('  {}{}: {}{}'.format(adj.kind, taken, adj.reason,
-                                          ' ({})'.format(', '.join(adj.checks)) if adj.checks
-                                          else ''))
+    out.extend(_adjustment_line(tr, adj) for adj in card.score.adjustments)
     if withheld:   # they count the checks this document leaves out
         del out[head:]
-        out.append('verdict and score: shown once every test is (some are not shown yet)')
-    out.extend(_compatibility(card))
-    out.extend(_notebooks(card))
+        out.append(tr.gettext('verdict and score: shown once every test is (some are not shown '
+                              'yet)'))
+    out.extend(_compatibility(tr, card))
+    out.extend(_notebooks(tr, card))
     if card.is_invalid:
         inv = card.invalid
         out.append('  [{}]'.format(inv.code if inv else ''))
         tail = printable(str(doc.get('invalid', {}).get('output_tail') or ''), lines=True).strip()
         if tail:
-            out.append('  what your code printed last:')
+            out.append('  ' + tr.gettext('what your code printed last:'))
             out.extend('    ' + l for l in tail.splitlines()[-12:])
         return '\n'.join(out) + '\n'
 
     checks, failing = card.checks, card.counted_failing
     advice = card.advice_failing
-    out.append('  checks: ' + checks_line(card))
+    out.append('  ' + tr.gettext('checks: {checks}').format(checks=checks_line(card, tr)))
     diagnosis = card.diagnosis
-    out.extend(_diagnosis(diagnosis, failing, colour))
+    out.extend(_diagnosis(tr, diagnosis, failing, colour))
     shown_once = _same_error_checks(diagnosis, card.failing, verbose)
     folded = [c for c in failing if c.id in shown_once]
     for c in failing:
         if c.id not in shown_once:
-            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission))
+            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission))
     if folded:
         out.append('')
-        out.append(_folded_line(diagnosis, folded, _colour('✗', '31', colour)))
+        out.append(_folded_line(tr, diagnosis, folded, _colour('✗', '31', colour)))
     unjudged = card.unjudged
     if unjudged and not verbose:
         out.append('')
-        out.append('· not judged here, so earning nothing ({}): {}'.format(
-            len(unjudged), ', '.join(c.id for c in unjudged[:6])
+        out.append('· ' + tr.gettext('not judged here, so earning nothing ({count}): {checks}').format(
+            count=len(unjudged), checks=', '.join(c.id for c in unjudged[:6])
             + (', ...' if len(unjudged) > 6 else '')))
         out.append('    ' + unjudged[0].message)
     if advice:
-        out.extend(_advice(card, advice, diagnosis, colour, verbose, submission, shown_once))
+        out.extend(_advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once))
     if any(c.repro for c in card.failing):
         out.append('')
         if submission is not None:
-            out.append('· each failing check runs alone against your code: add --repro-dir DIR, '
-                       'then python DIR/repro_<check>.py')
+            out.append('· ' + tr.gettext('each failing check runs alone against your code: add '
+                                         '--repro-dir DIR, then python DIR/repro_<check>.py'))
         else:
-            out.append('· each failing check runs alone against your code {}: {} --repro-dir '
-                       'repros, then python repros/repro_<check>.py'.format(
-                           repro_snippets.IN_YOUR_FOLDER, _command(card, None, None)))
+            out.append('· ' + tr.gettext('each failing check runs alone against your code '
+                                         '{where}: {command} --repro-dir repros, then python '
+                                         'repros/repro_<check>.py').format(
+                where=tr.gettext(IN_YOUR_FOLDER), command=_command(card, None, None)))
     if verbose:
         out.append('')
         for c in checks:
@@ -188,10 +255,11 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False) ->
         for step, group in regression_by_step(checks):
             passing = [c for c in group if not c.failing]
             if passing:
-                out.append('  ✓ step {} (regression): {} check{} pass{}: {}'.format(
-                    step, len(passing), '' if len(passing) == 1 else 's',
-                    'es' if len(passing) == 1 else '',
-                    ', '.join(c.id.split('/', 1)[-1] for c in passing)))
+                out.append('  ✓ ' + tr.ngettext(
+                    'step {step} (regression): {count} check passes: {checks}',
+                    'step {step} (regression): {count} checks pass: {checks}',
+                    len(passing)).format(step=step, count=len(passing), checks=', '.join(
+                        c.id.split('/', 1)[-1] for c in passing)))
     return '\n'.join(out) + '\n'
 
 
@@ -212,100 +280,118 @@ def step_span(steps) -> str:
     return str(steps[0]) if steps[0] == steps[-1] else '{}-{}'.format(steps[0], steps[-1])
 
 
-ADVICE_HEAD = 'advice: not counted'
-ADVICE_WHY = ('checks beyond the book (extension tier) that this grading does not count: they '
-              'never change the verdict or the score')
+ADVICE_HEAD = N_('advice: not counted')
+ADVICE_WHY = N_('checks beyond the book (extension tier) that this grading does not count: they '
+                'never change the verdict or the score')
 
 
-def checks_line(card: Scorecard) -> str:
+def checks_line(card: Scorecard, tr=None) -> str:
     """How the checks went: those that count first ("all N counted pass" when every one of them
-    passed), then the advice checks, apart."""
+    passed), then the advice checks, apart. `tr`: the language's translator (None: English)."""
+    tr = tr or i18n.translator()
+    statuses = _statuses(tr)
+
     def counts(records):
         n = {}
         for c in records:
             n[c.status] = n.get(c.status, 0) + 1
-        return ', '.join('{} {}'.format(k, s) for s, k in sorted(n.items()))
+        return ', '.join(tr.gettext('{count} {status}').format(count=k, status=statuses.get(s, s))
+                         for s, k in sorted(n.items()))
     counted = [c for c in card.checks if card.counts(c)]
     advice = [c for c in card.checks if not card.counts(c)]
     if counted and all(c.status == 'passed' for c in counted):
-        line = 'all {} counted pass'.format(len(counted))
+        line = tr.gettext('all {count} counted pass').format(count=len(counted))
     else:
-        line = '{} (counted)'.format(counts(counted)) if advice else counts(counted)
+        line = tr.gettext('{counts} (counted)').format(counts=counts(counted)) if advice \
+            else counts(counted)
     regression = [c for c in counted if c.regression]
     if regression:   # how many re-ran earlier steps' contracts, and which steps
-        line += '; {} of them re-run the contracts of step{} {} (regression)'.format(
-            len(regression), '' if len({c.step for c in regression}) == 1 else 's',
-            step_span(c.step for c in regression))
+        line += '; ' + tr.ngettext(
+            '{count} of them re-run the contracts of step {steps} (regression)',
+            '{count} of them re-run the contracts of steps {steps} (regression)',
+            len({c.step for c in regression})).format(
+            count=len(regression), steps=step_span(c.step for c in regression))
     if advice:
-        line += '; advice, not counted: {}'.format(counts(advice))
+        line += '; ' + tr.gettext('advice, not counted: {counts}').format(counts=counts(advice))
     return line
 
 
-def _check_block(card, c, diagnosis, colour, verbose, submission, is_advice=False):
+def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=False):
     """The lines of one failing check: a ✗ where it counts, a plain mark where it is advice."""
     out = ['']
-    tag = 'regression, step {}'.format(c.step) if c.regression else '{} pts'.format(
-        _fmt(c.points))
-    if is_advice:
-        mark, tag = '·', tag + ', not counted'
+    if c.regression:
+        tag = (tr.gettext('regression, step {step}, not counted') if is_advice
+               else tr.gettext('regression, step {step}')).format(step=c.step)
     else:
-        mark = _colour('✗', '31', colour)
+        tag = (tr.gettext('{points} pts, not counted') if is_advice
+               else tr.gettext('{points} pts')).format(points=_fmt(c.points))
+    mark = '·' if is_advice else _colour('✗', '31', colour)
     out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
     out.append('    ' + c.message)
-    for message, parts in _key_evidence(c)[:4 if not verbose else None]:
+    for message, parts in _key_evidence(c, tr)[:4 if not verbose else None]:
         if message != c.message.split(' (and ')[0]:
             out.append('    · ' + message)
         for p in parts[:6]:
             out.append('        ' + p)
     if c.hint:
-        out.append('    hint: ' + c.hint)
+        out.append('    ' + tr.gettext('hint: {hint}').format(hint=c.hint))
     cause = _cause_of(diagnosis, c.id)
     if cause is not None and cause['kind'] == 'fault':
-        out.append('    root cause {}: {}'.format(cause['rank'], _cause_name(cause)))
+        out.append('    ' + tr.gettext('root cause {rank}: {fault}').format(
+            rank=cause['rank'], fault=_cause_name(tr, cause)))
     elif cause is not None:
-        out.append('    root cause {} (above): {} check{} fail{} this way'.format(
-            cause['rank'], len(cause['checks']), '' if len(cause['checks']) == 1 else 's',
-            's' if len(cause['checks']) == 1 else ''))
+        out.append('    ' + tr.ngettext('root cause {rank} (above): {count} check fails this way',
+                                        'root cause {rank} (above): {count} checks fail this way',
+                                        len(cause['checks'])).format(
+            rank=cause['rank'], count=len(cause['checks'])))
     elif diagnosis is None:   # a scorecard written before the diagnosis existed
         for f in c.faults[:1]:
-            out.append('    looks like: {} — {}'.format(f['id'], f['title']))
+            out.append('    ' + tr.gettext('looks like: {fault} — {title}').format(
+                fault=f['id'], title=f['title']))
     else:
-        out.append('    root cause: no catalogued fault matches')
+        out.append('    ' + tr.gettext('root cause: no catalogued fault matches'))
     if c.repro:
-        out.append('    ' + reproduce_line(card, c.id, submission))
+        out.append('    ' + reproduce_line(card, c.id, submission, tr))
     return out
 
 
-def _folded_line(diagnosis, folded, mark):
+def _folded_line(tr, diagnosis, folded, mark):
     ranks = sorted({_cause_of(diagnosis, c.id)['rank'] for c in folded})
-    return ('{} {} more check{} fail{} the same way (root cause {}, listed above); '
-            '--verbose shows each'.format(mark, len(folded), '' if len(folded) == 1 else 's',
-                                          's' if len(folded) == 1 else '',
-                                          ', '.join(map(str, ranks))))
+    return '{} {}'.format(mark, tr.ngettext(
+        '{count} more check fails the same way (root cause {ranks}, listed above); --verbose '
+        'shows each',
+        '{count} more checks fail the same way (root cause {ranks}, listed above); --verbose '
+        'shows each', len(folded)).format(count=len(folded), ranks=', '.join(map(str, ranks))))
 
 
-def _advice(card, advice, diagnosis, colour, verbose, submission, shown_once):
+def _advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once):
     """The advice section: failing checks that do not count, their causes, after all that does."""
-    out = ['', '{} ({} check{} fail{}): {}'.format(
-        _colour(ADVICE_HEAD, '1', colour), len(advice), '' if len(advice) == 1 else 's',
-        's' if len(advice) == 1 else '', ADVICE_WHY)]
-    out.extend(_causes_lines([c for c in (diagnosis or {}).get('causes', ()) if c.get('advice')],
+    out = ['', tr.ngettext('{heading} ({count} check fails): {why}',
+                           '{heading} ({count} checks fail): {why}', len(advice)).format(
+        heading=_colour(tr.gettext(ADVICE_HEAD), '1', colour), count=len(advice),
+        why=tr.gettext(ADVICE_WHY))]
+    out.extend(_causes_lines(tr, [c for c in (diagnosis or {}).get('causes', ())
+                                  if c.get('advice')],
                              (diagnosis or {}).get('unexplained_advice', ()), 96))
     folded = [c for c in advice if c.id in shown_once]
     for c in advice:
         if c.id not in shown_once:
-            out.extend(_check_block(card, c, diagnosis, colour, verbose, submission, True))
+            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission, True))
     if folded:
         out.append('')
-        out.append(_folded_line(diagnosis, folded, '·'))
+        out.append(_folded_line(tr, diagnosis, folded, '·'))
     return out
 
 
-def reproduce_line(card: Scorecard, check_id, submission=None) -> str:
+def reproduce_line(card: Scorecard, check_id, submission=None, tr=None) -> str:
     """`reproduce: COMMAND` for one failing check; where the code's path is not known, it says
-    the command runs in the folder that holds the code."""
-    where = '' if submission is not None else ' ({})'.format(repro_snippets.IN_YOUR_FOLDER)
-    return 'reproduce{}: {}'.format(where, _command(card, check_id, submission))
+    the command runs in the folder that holds the code. `tr` as for `checks_line`."""
+    tr = tr or i18n.translator()
+    command = _command(card, check_id, submission)
+    if submission is not None:
+        return tr.gettext('reproduce: {command}').format(command=command)
+    return tr.gettext('reproduce ({where}): {command}').format(where=tr.gettext(IN_YOUR_FOLDER),
+                                                               command=command)
 
 
 def _command(card: Scorecard, check_id, submission) -> str:
@@ -315,46 +401,66 @@ def _command(card: Scorecard, check_id, submission) -> str:
                                          era=card.era), lines=False)
 
 
-def _cause_name(cause):
-    return ' or '.join(f['id'] for f in cause['faults']) + ' — ' + cause['faults'][0]['title']
+def _either(tr, names):
+    """`a or b or c`, in the report's language."""
+    text = names[0]
+    for name in names[1:]:
+        text = tr.gettext('{one} or {other}').format(one=text, other=name)
+    return text
 
 
-def _diagnosis(diagnosis, failing, colour, width=96):
+def _cause_name(tr, cause):
+    return '{} — {}'.format(_either(tr, [f['id'] for f in cause['faults']]),
+                            cause['faults'][0]['title'])
+
+
+def _diagnosis(tr, diagnosis, failing, colour, width=96):
     """The root causes of the failing checks that count, most likely first, each with the checks
     it explains: read this before the checks one by one (the causes of advice have their own
     section, after)."""
     if not diagnosis or not failing:
         return []
-    out = ['', _colour('root causes', '1', colour) + ' (most likely first; the checks each explains):']
-    out.extend(_causes_lines([c for c in diagnosis['causes'] if not c.get('advice')],
+    out = ['', tr.gettext('{heading} (most likely first; the checks each explains):').format(
+        heading=_colour(tr.gettext('root causes'), '1', colour))]
+    out.extend(_causes_lines(tr, [c for c in diagnosis['causes'] if not c.get('advice')],
                              diagnosis['unexplained'], width))
     if not diagnosis.get('fingerprints'):
-        out.append('  (no fault fingerprints for this step: only shared errors are grouped)')
+        out.append('  ' + tr.gettext('(no fault fingerprints for this step: only shared errors '
+                                     'are grouped)'))
     return out
 
 
-def _causes_lines(causes, unexplained, width):
+def _causes_lines(tr, causes, unexplained, width):
     out = []
     for cause in causes:
         out.append('  {}. {}'.format(cause['rank'], cause['summary']))
         if cause['kind'] == 'fault' and len(cause['faults']) > 1:
-            out.append('     (faults {}: what failed cannot tell them apart)'.format(
-                ', '.join(f['id'] for f in cause['faults'])))
+            out.append('     ' + tr.gettext('(faults {faults}: what failed cannot tell them '
+                                            'apart)').format(
+                faults=', '.join(f['id'] for f in cause['faults'])))
         elif cause['kind'] == 'fault':
-            out.append('     (fault {})'.format(cause['faults'][0]['id']))
-        out.extend(_wrapped('     checks: ', cause['checks'], width))
+            out.append('     ' + tr.gettext('(fault {fault})').format(
+                fault=cause['faults'][0]['id']))
+        out.extend(_wrapped('     {} '.format(tr.gettext('checks:')), cause['checks'], width))
         error = cause.get('error')
         if cause['kind'] == 'fault' and error and not error.get('names'):
-            at = ' at {}'.format(error['where']) if error.get('where') else ''
-            out.append('     your code raised {}: {}{}'.format(error['type'], error['message'], at))
+            if error.get('where'):
+                raised = tr.gettext('your code raised {exception}: {message} at {where}').format(
+                    exception=error['type'], message=error['message'], where=error['where'])
+            else:
+                raised = tr.gettext('your code raised {exception}: {message}').format(
+                    exception=error['type'], message=error['message'])
+            out.append('     ' + raised)
         if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
-            out.append('     hint: ' + cause['faults'][0]['hint'])
+            out.append('     ' + tr.gettext('hint: {hint}').format(hint=cause['faults'][0]['hint']))
         elif error and error.get('hint'):
-            out.append('     hint: ' + error['hint'])
+            out.append('     ' + tr.gettext('hint: {hint}').format(hint=error['hint']))
         if error and error.get('places'):
-            out.extend(_wrapped('     raised at: ', error['places'], width))
+            out.extend(_wrapped('     {} '.format(tr.gettext('raised at:')), error['places'],
+                                width))
     if unexplained:
-        out.extend(_wrapped('  no catalogued fault matches: ', list(unexplained), width))
+        out.extend(_wrapped('  {} '.format(tr.gettext('no catalogued fault matches:')),
+                            list(unexplained), width))
     return out
 
 
@@ -403,36 +509,44 @@ def _only_error(check: CheckRecord, error):
     return bool(findings)
 
 
-def _notebooks(card: Scorecard, limit=12):
+def _notebooks(tr, card: Scorecard, limit=12):
     """Which notebooks the graded code came from, and the lines of them that were not run."""
     nb = card.notebook
     if not nb:
         return []
-    out = ['', 'notebooks: graded the code cells of {} (places below are cells and lines of '
-           'the notebook)'.format(', '.join(nb['notebooks']))]
+    out = ['', tr.gettext('notebooks: graded the code cells of {notebooks} (places below are '
+                          'cells and lines of the notebook)').format(
+        notebooks=', '.join(nb['notebooks']))]
     if nb['not_run']:
-        out.append('  not run by the grader (each stands as `pass`):')
+        out.append('  ' + tr.gettext('not run by the grader (each stands as `pass`):'))
     for item in nb['not_run'][:limit]:
         out.append('  - {}: {} ({})'.format(item['where'], item['line'], item['why']))
     if len(nb['not_run']) > limit:
-        out.append('  ... and {} more in the scorecard (--json)'.format(len(nb['not_run']) - limit))
+        out.append('  ' + _more_in_scorecard(tr, len(nb['not_run']) - limit))
     return out
 
 
-def _compatibility(card: Scorecard, limit=12):
+def _more_in_scorecard(tr, count):
+    return tr.gettext('... and {count} more in the scorecard (--json)').format(count=count)
+
+
+def _compatibility(tr, card: Scorecard, limit=12):
     """The drifts of the environment the code met: listed right under the verdict, since they
     are what breaks first when the code leaves the book's 2020 stack."""
     found = card.compatibility
     if not found:
         return []
-    out = ['', 'compatibility findings: graded in the book\'s 2020 environment (not failures; '
-           'they never change the verdict). On today\'s NumPy/CuPy (--era current) these break; '
-           'an import of a module this machine lacks counts only where it is used:']
+    out = ['', '{} {}'.format(
+        tr.gettext('compatibility findings: graded in the book\'s 2020 environment (not '
+                   'failures; they never change the verdict).'),
+        tr.gettext('On today\'s NumPy/CuPy (--era current) these break; an import of a module '
+                   'this machine lacks counts only where it is used:'))]
     for f in found[:limit]:
-        since = ' ({})'.format(f.since) if f.since else ''
-        out.append('  ! {} at {}: {}{}'.format(f.api, f.where, f.message, since))
+        line = tr.gettext('{api} at {where}: {message}').format(api=f.api, where=f.where,
+                                                                message=f.message)
+        out.append('  ! {}{}'.format(line, ' ({})'.format(f.since) if f.since else ''))
         if f.fix:
-            out.append('      fix: {}'.format(f.fix))
+            out.append('      ' + tr.gettext('fix: {fix}').format(fix=f.fix))
     if len(found) > limit:
-        out.append('  ... and {} more in the scorecard (--json)'.format(len(found) - limit))
+        out.append('  ' + _more_in_scorecard(tr, len(found) - limit))
     return out

@@ -12,7 +12,9 @@ A policy file is JSON (`schemas/policy.schema.json`); every field is optional, s
 * late: a fraction of the earned points per started day after the due time and its grace,
   capped; the due time is Gradescope's when its metadata gives one, else the policy's;
 * visibility: per check (fnmatch patterns on check ids), for regression checks, by default,
-  and for the whole result, in Gradescope's terms.
+  and for the whole result, in Gradescope's terms;
+* language: the language of the course's reports (`dezero_grader.i18n.LANGUAGES`), where no
+  `--lang` names one.
 
 Nothing here grades or scores; `Policy` is a frozen record `score.decide` takes.
 """
@@ -57,6 +59,7 @@ class Policy:
     default_visibility: str = 'visible'
     regression_visibility: str | None = None
     check_visibility: tuple = ()              # ((pattern, visibility), ...) in order
+    language: str | None = None               # the reports' language (None: not the policy's say)
 
     def visibility(self, check_id: str, regression: bool) -> str:
         """When learners see this check's test (Gradescope's values)."""
@@ -130,7 +133,8 @@ def from_document(document, source: str = 'the policy') -> Policy:
         results_visibility=vis.get('results', 'visible'),
         default_visibility=vis.get('default', 'visible'),
         regression_visibility=vis.get('regression'),
-        check_visibility=tuple(vis.get('checks', {}).items()))
+        check_visibility=tuple(vis.get('checks', {}).items()),
+        language=document.get('language'))
 
 
 DEFAULT = from_document(dict(DEFAULT_DOCUMENT))

@@ -95,6 +95,14 @@ def _policy(options) -> dict:
     return (getattr(options, 'policy', None) or policy.DEFAULT).record()
 
 
+def _with_language(doc, options) -> dict:
+    """`doc` with the language its report is written in: the grading's (`--lang`), else the
+    policy's; none where neither names one (the report is then English)."""
+    language = getattr(options, 'language', None) or getattr(getattr(options, 'policy', None),
+                                                              'language', None)
+    return dict(doc, language=language) if language else doc
+
+
 def _score(verdict) -> dict:
     out = {'earned': verdict.earned, 'possible': verdict.possible,
            'extension': {'earned': verdict.extension_earned,
@@ -128,16 +136,16 @@ def _submission(sub, source=None) -> dict:
     return {'id': sub.id, 'content_hash': sub.content_hash, 'entry': sub.entry.path}
 
 
-def _finish(doc, sub, started, diagnosis=None, regraded=None) -> dict:
-    """The document completed (when and how long; the diagnosis, a regrade), its places
-    named in the notebooks the code came from, validated."""
+def _finish(doc, sub, started, options, diagnosis=None, regraded=None) -> dict:
+    """The document completed (when and how long; the diagnosis, a regrade; the language of its
+    report), its places named in the notebooks the code came from, validated."""
     doc['generated_at'] = utc_now()
     doc['duration_s'] = round(time.perf_counter() - started, 3)
     if diagnosis is not None:
         doc['diagnosis'] = jsonable(diagnosis)
     if regraded is not None:
         doc['regraded'] = dict(regraded)
-    doc = _from_notebooks(doc, sub)
+    doc = _from_notebooks(_with_language(doc, options), sub)
     schema.validate('scorecard', doc)
     return doc
 
@@ -152,7 +160,7 @@ def build(sub, assignment, options, device_mode, seed, verdict, results, learner
         'checks': [_check(r) for r in results],
         'compatibility': compatibility(learner.findings, sub),
     })
-    return _finish(doc, sub, started, diagnosis, regraded)
+    return _finish(doc, sub, started, options, diagnosis, regraded)
 
 
 def _from_notebooks(doc, sub):
@@ -169,7 +177,7 @@ def _from_notebooks(doc, sub):
 
 _NOT_RELOCATED = frozenset({'schema_version', 'tool', 'submission', 'assignment', 'policy',
                             'environment', 'seed', 'score', 'generated_at', 'duration_s',
-                            'regraded'})
+                            'regraded', 'language'})
 
 
 def invalid(source, assignment, options, device_mode, code, message, *, seed, started,
@@ -185,7 +193,7 @@ def invalid(source, assignment, options, device_mode, code, message, *, seed, st
         'checks': [],
         'compatibility': [],
     })
-    return _finish(doc, submission, started, regraded=regraded)
+    return _finish(doc, submission, started, options, regraded=regraded)
 
 
 GRADER_ERROR = 'grader-error'

@@ -85,7 +85,7 @@ def test_grading_a_submission_imports_no_sandboxed_module_into_the_trusted_proce
 # module lives in the package of its role, so that the flat layout cannot grow back
 TOP_MODULES = {'__init__', '__main__', 'cli', 'commands', 'errors', 'wire'}
 ROLE_PACKAGES = {'batch', 'catalogue', 'checks', 'contracts', 'export', 'grading', 'history',
-                 'intake', 'isolation', 'present', 'proof', 'records', 'sandboxed', 'scoring'}
+                 'i18n', 'intake', 'isolation', 'present', 'proof', 'records', 'sandboxed', 'scoring'}
 
 
 def test_the_top_level_holds_only_the_command_line_and_the_shared_declarations():

@@ -87,6 +87,8 @@ def test_the_wheel_carries_the_reference_the_schemas_and_the_assignments(wheel):
     assert TOP + '/schemas/scorecard.schema.json' in names
     assert TOP + '/assignment_files/step52.json' in names
     assert any(n.startswith(TOP + '/assignment_files/fingerprints/') for n in names)
+    for lang in ('ja', 'zh', 'ko'):   # the report catalogues, read at run time
+        assert '{}/i18n/locale/{}/LC_MESSAGES/dezero_grader.mo'.format(TOP, lang) in names
     assert TOP + '/sandboxed/worker.py' in names and TOP + '/grading/run.py' in names
     for lang in ('ja', 'zh', 'ko'):
         assert TOP + '/i18n/locale/{}/LC_MESSAGES/assignments.mo'.format(lang) in names

@@ -18,6 +18,7 @@ from dezero_grader.grading import repro_snippets
 from dezero_grader.grading.repro_snippets import IN_YOUR_FOLDER
 from dezero_grader.grading.diagnose import cause_of as _cause_of
 from dezero_grader.i18n import N_
+from dezero_grader.i18n.assignment_text import assignment_text
 from dezero_grader.scoring.scorecard_read import CheckRecord, Scorecard
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
@@ -180,9 +181,11 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
     `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
     reason and the score (which count the others) are not shown. `lang`: the language of the
     report (`dezero_grader.i18n.LANGUAGES`); None: the one the scorecard was graded in, else
-    English. Only the report's own words are translated: the scorecard's text (messages, hints,
-    titles) and every identifier stay as they are."""
-    tr = i18n.translator(lang or doc.get('language') or i18n.DEFAULT)
+    English. The report's own words are translated, and the step's and the checks' titles (the
+    assignments' catalogue); the scorecard's other text (messages, hints) and every identifier
+    stay as they are."""
+    language = lang or doc.get('language') or i18n.DEFAULT
+    tr = i18n.translator(language)
     # learner text is shown, never obeyed; only our colours are codes. Every text is one line
     # (its newlines escaped), so that no message can start a line of its own (a forged verdict
     # line); only what the code printed keeps its lines, each indented under its heading
@@ -192,7 +195,8 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
     out.append(tr.gettext('dezero-grade · step {step} {title} · {submission} ({content_hash}) · '
                           'device {device} · seed {seed} · profile {profile} · era {era} · '
                           'sandbox {sandbox}').format(
-        step=card.step, title=card.title, submission=card.submission_id,
+        step=card.step, title=assignment_text(language, 'step{:02d}'.format(card.step), card.title),
+        submission=card.submission_id,
         content_hash=card.content_hash[:19], device=env['device_mode'], seed=card.seed,
         profile=card.profile, era=card.era, sandbox=env['sandbox']))
     head = len(out)
@@ -223,7 +227,8 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
     folded = [c for c in failing if c.id in shown_once]
     for c in failing:
         if c.id not in shown_once:
-            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission))
+            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission,
+                                    language=language))
     if folded:
         out.append('')
         out.append(_folded_line(tr, diagnosis, folded, _colour('✗', '31', colour)))
@@ -235,7 +240,8 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
             + (', ...' if len(unjudged) > 6 else '')))
         out.append('    ' + unjudged[0].message)
     if advice:
-        out.extend(_advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once))
+        out.extend(_advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once,
+                           language))
     if any(c.repro for c in card.failing):
         out.append('')
         if submission is not None:
@@ -316,8 +322,10 @@ def checks_line(card: Scorecard, tr=None) -> str:
     return line
 
 
-def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=False):
-    """The lines of one failing check: a ✗ where it counts, a plain mark where it is advice."""
+def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=False,
+                 language=i18n.DEFAULT):
+    """The lines of one failing check: a ✗ where it counts, a plain mark where it is advice;
+    its title in the report's `language` (the assignment's catalogue, by the check's id)."""
     out = ['']
     if c.regression:
         tag = (tr.gettext('regression, step {step}, not counted') if is_advice
@@ -326,7 +334,8 @@ def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=
         tag = (tr.gettext('{points} pts, not counted') if is_advice
                else tr.gettext('{points} pts')).format(points=_fmt(c.points))
     mark = '·' if is_advice else _colour('✗', '31', colour)
-    out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag, c.title))
+    out.append('{} {} [{}, {}, {}] {}'.format(mark, c.id, c.tier, c.category, tag,
+                                              assignment_text(language, c.id, c.title)))
     out.append('    ' + c.message)
     for message, parts in _key_evidence(c, tr)[:4 if not verbose else None]:
         if message != c.message.split(' (and ')[0]:
@@ -364,7 +373,8 @@ def _folded_line(tr, diagnosis, folded, mark):
         'shows each', len(folded)).format(count=len(folded), ranks=', '.join(map(str, ranks))))
 
 
-def _advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once):
+def _advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once,
+            language=i18n.DEFAULT):
     """The advice section: failing checks that do not count, their causes, after all that does."""
     out = ['', tr.ngettext('{heading} ({count} check fails): {why}',
                            '{heading} ({count} checks fail): {why}', len(advice)).format(
@@ -376,7 +386,8 @@ def _advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once
     folded = [c for c in advice if c.id in shown_once]
     for c in advice:
         if c.id not in shown_once:
-            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission, True))
+            out.extend(_check_block(tr, card, c, diagnosis, colour, verbose, submission, True,
+                                    language=language))
     if folded:
         out.append('')
         out.append(_folded_line(tr, diagnosis, folded, '·'))

@@ -193,6 +193,23 @@ def test_a_translated_report_names_the_verdict_and_the_root_cause_in_its_languag
         assert '✗ step09/exp [book, gradient,' in text and '--only step09/exp' in text
 
 
+def test_a_translated_report_gives_the_step_and_check_titles_of_the_assignments_catalogue():
+    from dezero_grader.i18n.assignment_text import assignment_text
+    doc, options = case('reject')
+    failing = [c for c in doc['checks'] if c['status'] == 'failed']
+    assert failing
+    for lang in TRANSLATED:
+        text = terminal.render(doc, lang=lang, **options)
+        step_title = assignment_text(lang, 'step{:02d}'.format(doc['assignment']['step']),
+                                     doc['assignment']['title'])
+        assert step_title != doc['assignment']['title'] and step_title in text.splitlines()[0]
+        for c in failing:
+            title = assignment_text(lang, c['id'], c['title'])
+            assert title != c['title']
+            assert any(line.startswith('✗ ' + c['id']) and line.endswith(' ' + title)
+                       for line in text.splitlines())
+
+
 def test_the_lines_other_reports_share_default_to_english():
     from dezero_grader.scoring.scorecard_read import Scorecard
     doc, _ = case('reject')

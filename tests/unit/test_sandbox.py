@@ -305,8 +305,11 @@ def test_code_that_waits_is_stopped_by_the_wall_clock_and_says_so(scratch):
 
 
 def _spinners(cpu: int, n: int) -> list:
-    """``n`` busy loops on CPU ``cpu`` alone."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    """``n`` busy loops on CPU ``cpu`` alone, each in a session of its own: where the kernel
+    groups the CPU's share by session (autogroup), the worker, in its own session, would
+    otherwise get half the CPU against all of them together, not a share of n + 1."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(n)]
     for p in procs:
         os.sched_setaffinity(p.pid, {cpu})
     return procs

@@ -14,9 +14,11 @@ they have a gettext domain of their own, `assignments`, extracted from assignmen
 (a check pack, pack-NAME.json, has its title and summary under `pack-NAME`; its checks' titles
 are under their ids as a scorecard writes them, `stepNN/<check id>`, each check naming its step). The English text is the message id,
 so a report falls back to the assignment's own words wherever a catalogue has no entry."""
+import ast
 import functools
 import gettext
 import json
+import keyword
 import re
 from pathlib import Path
 
@@ -61,6 +63,24 @@ def document_context(doc):
     return None
 
 
+def has_english(text):
+    """Whether `text` (a hint) has English in it to translate: an English word that is not one
+    of Python's keywords, in a text that is not Python itself (each of its `; ` parts parses).
+    `return gy, gy` and `def cleargrad(self): self.grad = None` are code, their own
+    translation."""
+    return any(word not in keyword.kwlist for word in english_words(text)) \
+        and not _is_python(text)
+
+
+def _is_python(text):
+    try:
+        for part in text.split('; '):
+            ast.parse(part)
+    except SyntaxError:
+        return False
+    return True
+
+
 def document_texts(doc):
     """(context, text) for every translatable text of one assignment document, in file order."""
     prefix = document_context(doc)
@@ -76,7 +96,7 @@ def document_texts(doc):
     for fault in doc.get('faults', ()):
         if fault.get('title'):
             yield fault_context(fault['id']), fault['title']
-        if fault.get('hint') and english_words(fault['hint']):
+        if fault.get('hint') and has_english(fault['hint']):
             yield fault_context(fault['id']) + HINT, fault['hint']
 
 

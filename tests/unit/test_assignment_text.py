@@ -56,6 +56,9 @@ def test_english_words_tells_text_from_code():
     assert english_words('MLP((6, 5, 2), activation=tanh)') == []
     assert english_words('Variable.backward and F.linear; np.ndarray, x2h.W') == ['and']
     assert english_words('Layer.to_gpu moves every parameter.') == ['moves', 'every', 'parameter']
+    assert not at.has_english('x.grad = gx if x.grad is None else x.grad + gx')
+    assert not at.has_english('def reset_state(self): self.h = None; self.c = None')
+    assert at.has_english('return outputs (the list)')
 
 
 def test_document_texts_are_placed_by_step_summary_and_check_id():
@@ -73,10 +76,12 @@ def test_fault_titles_and_english_hints_are_placed_by_fault_id():
     doc = {'step': 9, 'checks': [], 'faults': [
         {'id': 'exp-calls-square', 'title': 'T', 'hint': 'def exp(x): return Exp()(x)'},
         {'id': 'seed-missing', 'title': 'U', 'hint': 'seed the gradient with ones'},
+        {'id': 'add-backward-single', 'title': 'W', 'hint': 'return gy, gy'},
         {'id': 'no-hint', 'title': 'V'}]}
     assert list(at.document_texts(doc)) == [
         ('fault:exp-calls-square', 'T'), ('fault:seed-missing', 'U'),
-        ('fault:seed-missing:hint', 'seed the gradient with ones'), ('fault:no-hint', 'V')]
+        ('fault:seed-missing:hint', 'seed the gradient with ones'), ('fault:add-backward-single', 'W'),
+        ('fault:no-hint', 'V')]
 
 
 def test_the_template_is_a_fresh_extraction_of_the_assignments(tmp_path, template):
@@ -109,7 +114,7 @@ def test_the_template_holds_every_step_check_and_fault(template):
         for fault in (doc.get('faults', ()) if at.document_context(doc) else ()):
             context = 'fault:' + fault['id']
             assert (context, fault['title']) in entries
-            if english_words(fault['hint']):
+            if at.has_english(fault['hint']):
                 assert (context + ':hint', fault['hint']) in entries
 
 

@@ -18,7 +18,7 @@ from dezero_grader.grading import repro_snippets
 from dezero_grader.grading.repro_snippets import IN_YOUR_FOLDER
 from dezero_grader.grading.diagnose import cause_of as _cause_of
 from dezero_grader.i18n import N_
-from dezero_grader.i18n.assignment_text import assignment_text
+from dezero_grader.i18n.assignment_text import HINT, assignment_text, fault_context
 from dezero_grader.scoring.scorecard_read import CheckRecord, Scorecard
 
 _COLOURS = {'accept': '32', 'rollback': '33', 'reject': '31', 'incomplete': '36', 'invalid': '35'}
@@ -181,9 +181,9 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
     `withheld`: the document holds only the checks a learner may see yet, so the verdict, its
     reason and the score (which count the others) are not shown. `lang`: the language of the
     report (`dezero_grader.i18n.LANGUAGES`); None: the one the scorecard was graded in, else
-    English. The report's own words are translated, and the step's and the checks' titles (the
-    assignments' catalogue); the scorecard's other text (messages, hints) and every identifier
-    stay as they are."""
+    English. The report's own words are translated, and the step's and the checks' titles and
+    the faults' titles and hints (the assignments' catalogue); the scorecard's other text
+    (messages, the checks' hints) and every identifier stay as they are."""
     language = lang or doc.get('language') or i18n.DEFAULT
     tr = i18n.translator(language)
     # learner text is shown, never obeyed; only our colours are codes. Every text is one line
@@ -222,7 +222,7 @@ def render(doc, colour=False, verbose=False, submission=None, withheld=False, la
     advice = card.advice_failing
     out.append('  ' + tr.gettext('checks: {checks}').format(checks=checks_line(card, tr)))
     diagnosis = card.diagnosis
-    out.extend(_diagnosis(tr, diagnosis, failing, colour))
+    out.extend(_diagnosis(tr, diagnosis, failing, colour, language=language))
     shown_once = _same_error_checks(diagnosis, card.failing, verbose)
     folded = [c for c in failing if c.id in shown_once]
     for c in failing:
@@ -347,7 +347,7 @@ def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=
     cause = _cause_of(diagnosis, c.id)
     if cause is not None and cause['kind'] == 'fault':
         out.append('    ' + tr.gettext('root cause {rank}: {fault}').format(
-            rank=cause['rank'], fault=_cause_name(tr, cause)))
+            rank=cause['rank'], fault=_cause_name(tr, cause, language)))
     elif cause is not None:
         out.append('    ' + tr.ngettext('root cause {rank} (above): {count} check fails this way',
                                         'root cause {rank} (above): {count} checks fail this way',
@@ -356,7 +356,7 @@ def _check_block(tr, card, c, diagnosis, colour, verbose, submission, is_advice=
     elif diagnosis is None:   # a scorecard written before the diagnosis existed
         for f in c.faults[:1]:
             out.append('    ' + tr.gettext('looks like: {fault} — {title}').format(
-                fault=f['id'], title=f['title']))
+                fault=f['id'], title=_fault_title(language, f)))
     else:
         out.append('    ' + tr.gettext('root cause: no catalogued fault matches'))
     if c.repro:
@@ -382,7 +382,7 @@ def _advice(tr, card, advice, diagnosis, colour, verbose, submission, shown_once
         why=tr.gettext(ADVICE_WHY))]
     out.extend(_causes_lines(tr, [c for c in (diagnosis or {}).get('causes', ())
                                   if c.get('advice')],
-                             (diagnosis or {}).get('unexplained_advice', ()), 96))
+                             (diagnosis or {}).get('unexplained_advice', ()), 96, language))
     folded = [c for c in advice if c.id in shown_once]
     for c in advice:
         if c.id not in shown_once:
@@ -420,12 +420,22 @@ def _either(tr, names):
     return text
 
 
-def _cause_name(tr, cause):
+def _cause_name(tr, cause, language=i18n.DEFAULT):
     return '{} — {}'.format(_either(tr, [f['id'] for f in cause['faults']]),
-                            cause['faults'][0]['title'])
+                            _fault_title(language, cause['faults'][0]))
 
 
-def _diagnosis(tr, diagnosis, failing, colour, width=96):
+def _fault_title(language, fault):
+    """A fault's title in the report's `language` (the assignments' catalogue, by its id)."""
+    return assignment_text(language, fault_context(fault['id']), fault['title'])
+
+
+def _fault_hint(language, fault):
+    """A fault's hint in `language`; one that is only code has no entry and stays as it is."""
+    return assignment_text(language, fault_context(fault['id']) + HINT, fault['hint'])
+
+
+def _diagnosis(tr, diagnosis, failing, colour, width=96, language=i18n.DEFAULT):
     """The root causes of the failing checks that count, most likely first, each with the checks
     it explains: read this before the checks one by one (the causes of advice have their own
     section, after)."""
@@ -434,14 +444,14 @@ def _diagnosis(tr, diagnosis, failing, colour, width=96):
     out = ['', tr.gettext('{heading} (most likely first; the checks each explains):').format(
         heading=_colour(tr.gettext('root causes'), '1', colour))]
     out.extend(_causes_lines(tr, [c for c in diagnosis['causes'] if not c.get('advice')],
-                             diagnosis['unexplained'], width))
+                             diagnosis['unexplained'], width, language))
     if not diagnosis.get('fingerprints'):
         out.append('  ' + tr.gettext('(no fault fingerprints for this step: only shared errors '
                                      'are grouped)'))
     return out
 
 
-def _causes_lines(tr, causes, unexplained, width):
+def _causes_lines(tr, causes, unexplained, width, language=i18n.DEFAULT):
     out = []
     for cause in causes:
         out.append('  {}. {}'.format(cause['rank'], cause['summary']))
@@ -463,7 +473,8 @@ def _causes_lines(tr, causes, unexplained, width):
                     exception=error['type'], message=error['message'])
             out.append('     ' + raised)
         if cause['kind'] == 'fault' and cause['faults'][0]['hint']:
-            out.append('     ' + tr.gettext('hint: {hint}').format(hint=cause['faults'][0]['hint']))
+            out.append('     ' + tr.gettext('hint: {hint}').format(
+                hint=_fault_hint(language, cause['faults'][0])))
         elif error and error.get('hint'):
             out.append('     ' + tr.gettext('hint: {hint}').format(hint=error['hint']))
         if error and error.get('places'):

@@ -23,27 +23,7 @@ LOCALE = REPO / 'dezero_grader' / 'i18n' / 'locale'
 TEMPLATE = LOCALE / 'assignments.pot'
 MAPPING = REPO / 'dezero_grader' / 'i18n' / 'babel-assignments.cfg'
 
-# The book's function names, which a title may name bare ("sigmoid", "linear (4, 3) · (3, 2)")
-# and which a translation keeps as they are.
-CODE_WORDS = frozenset({'exp', 'log', 'sin', 'cos', 'tanh', 'sigmoid', 'relu', 'softmax',
-                        'linear', 'matmul', 'reshape', 'transpose', 'sum', 'clip'})
-_TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_.]*')
-
-
-def english_words(text):
-    """The words of `text` that are English rather than code: three letters or more, and not an
-    identifier (dotted, with an underscore or a digit, called `f(` or a keyword `k=`), not an
-    acronym (MLP, GPU), not one of the book's function names."""
-    words = []
-    for match in _TOKEN.finditer(text):
-        word = match.group().rstrip('.')
-        following = text[match.start() + len(word):][:1]
-        if following and following in '(=':
-            continue
-        if re.fullmatch(r'[A-Za-z]{3,}', word) and not word.isupper() \
-                and word not in CODE_WORDS:
-            words.append(word)
-    return words
+english_words = at.english_words
 
 
 def _entries(catalog):
@@ -76,6 +56,9 @@ def test_english_words_tells_text_from_code():
     assert english_words('MLP((6, 5, 2), activation=tanh)') == []
     assert english_words('Variable.backward and F.linear; np.ndarray, x2h.W') == ['and']
     assert english_words('Layer.to_gpu moves every parameter.') == ['moves', 'every', 'parameter']
+    assert not at.has_english('x.grad = gx if x.grad is None else x.grad + gx')
+    assert not at.has_english('def reset_state(self): self.h = None; self.c = None')
+    assert at.has_english('return outputs (the list)')
 
 
 def test_document_texts_are_placed_by_step_summary_and_check_id():
@@ -87,6 +70,18 @@ def test_document_texts_are_placed_by_step_summary_and_check_id():
     assert list(at.document_texts({'pack': 'core', 'step': 51, 'title': 'P', 'checks': []})) \
         == [('pack-core', 'P')]
     assert list(at.document_texts({'mutants': []})) == []
+
+
+def test_fault_titles_and_english_hints_are_placed_by_fault_id():
+    doc = {'step': 9, 'checks': [], 'faults': [
+        {'id': 'exp-calls-square', 'title': 'T', 'hint': 'def exp(x): return Exp()(x)'},
+        {'id': 'seed-missing', 'title': 'U', 'hint': 'seed the gradient with ones'},
+        {'id': 'add-backward-single', 'title': 'W', 'hint': 'return gy, gy'},
+        {'id': 'no-hint', 'title': 'V'}]}
+    assert list(at.document_texts(doc)) == [
+        ('fault:exp-calls-square', 'T'), ('fault:seed-missing', 'U'),
+        ('fault:seed-missing:hint', 'seed the gradient with ones'), ('fault:add-backward-single', 'W'),
+        ('fault:no-hint', 'V')]
 
 
 def test_the_template_is_a_fresh_extraction_of_the_assignments(tmp_path, template):
@@ -106,7 +101,7 @@ def test_the_template_is_a_fresh_extraction_of_the_assignments(tmp_path, templat
         'the template is stale: re-extract it (docs/authoring.md, "Translating the texts")')
 
 
-def test_the_template_holds_every_step_and_check(template):
+def test_the_template_holds_every_step_check_and_fault(template):
     entries = _entries(template)
     for path in sorted((REPO / 'assignments').glob('step*.json')):
         doc = json.loads(path.read_text(encoding='utf-8'))
@@ -114,6 +109,13 @@ def test_the_template_holds_every_step_and_check(template):
         assert (step, doc['title']) in entries and (step + ':summary', doc['summary']) in entries
         for check in doc['checks']:
             assert ('{}/{}'.format(step, check['id']), check['title']) in entries
+    for path in sorted((REPO / 'assignments').glob('*.json')):
+        doc = json.loads(path.read_text(encoding='utf-8'))
+        for fault in (doc.get('faults', ()) if at.document_context(doc) else ()):
+            context = 'fault:' + fault['id']
+            assert (context, fault['title']) in entries
+            if at.has_english(fault['hint']):
+                assert (context + ':hint', fault['hint']) in entries
 
 
 def test_every_entry_has_a_translation(catalogue, template):

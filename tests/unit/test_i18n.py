@@ -210,6 +210,21 @@ def test_a_translated_report_gives_the_step_and_check_titles_of_the_assignments_
                        for line in text.splitlines())
 
 
+@pytest.mark.parametrize('name', ['reject', 'reject-undiagnosed'])
+def test_a_translated_report_gives_the_root_causes_fault_title_of_the_assignments_catalogue(name):
+    from dezero_grader.i18n.assignment_text import assignment_text
+    doc, options = case(name)
+    fault = case('reject')[0]['diagnosis']['causes'][0]['faults'][0]
+    assert fault['id'] == 'exp-calls-square'
+    for lang in TRANSLATED:
+        title = assignment_text(lang, 'fault:' + fault['id'], fault['title'])
+        assert title != fault['title'] and not re.search('[A-Za-z]{4,}', title.replace(
+            'Square', '').replace('square', '')), title
+        named = [line for line in terminal.render(doc, lang=lang, **options).splitlines()
+                 if fault['id'] + ' — ' in line]
+        assert named and all(line.endswith(fault['id'] + ' — ' + title) for line in named), named
+
+
 def test_the_lines_other_reports_share_default_to_english():
     from dezero_grader.scoring.scorecard_read import Scorecard
     doc, _ = case('reject')

@@ -451,10 +451,26 @@ def _diagnosis(tr, diagnosis, failing, colour, width=96, language=i18n.DEFAULT):
     return out
 
 
+def _cause_summary(tr, cause, language):
+    """A root cause's one line. English: the scorecard's own; another language: a catalogued
+    fault's line said again in it, with the fault's title from the assignments' catalogue (a
+    cause that is the learner's own error keeps the scorecard's line, which quotes that error)."""
+    if language == i18n.DEFAULT or cause['kind'] != 'fault' or not cause.get('faults'):
+        return cause['summary']
+    titles = [assignment_text(language, 'fault:' + f['id'], f['title']) for f in cause['faults']]
+    head = titles[0]
+    for title in titles[1:]:
+        head = tr.gettext('{one} or {other}').format(one=head, other=title)
+    count = len(cause['checks'])
+    return tr.ngettext('{cause}: {count} check fails because of it',
+                       '{cause}: {count} checks fail because of it', count).format(
+        cause=head, count=count)
+
+
 def _causes_lines(tr, causes, unexplained, width, language=i18n.DEFAULT):
     out = []
     for cause in causes:
-        out.append('  {}. {}'.format(cause['rank'], cause['summary']))
+        out.append('  {}. {}'.format(cause['rank'], _cause_summary(tr, cause, language)))
         if cause['kind'] == 'fault' and len(cause['faults']) > 1:
             out.append('     ' + tr.gettext('(faults {faults}: what failed cannot tell them '
                                             'apart)').format(

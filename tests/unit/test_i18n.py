@@ -225,6 +225,22 @@ def test_a_translated_report_gives_the_root_causes_fault_title_of_the_assignment
         assert named and all(line.endswith(fault['id'] + ' — ' + title) for line in named), named
 
 
+def test_a_catalogued_root_cause_is_said_in_the_reports_language():
+    from dezero_grader.i18n.assignment_text import assignment_text
+    doc, options = case('reject')
+    cause = doc['diagnosis']['causes'][0]
+    assert cause['kind'] == 'fault' and len(cause['checks']) == 2
+    english = terminal.render(doc, **options).splitlines()
+    assert '  1. ' + cause['summary'] in english          # English: the scorecard's own line
+    for lang in TRANSLATED:
+        title = assignment_text(lang, 'fault:' + cause['faults'][0]['id'],
+                                cause['faults'][0]['title'])
+        line = next(l for l in terminal.render(doc, lang=lang, **options).splitlines()
+                    if l.startswith('  1. '))
+        assert line.startswith('  1. ' + title) and '2' in line[len(title):], line
+        assert 'because of it' not in line and 'fail' not in line, line
+
+
 def test_the_lines_other_reports_share_default_to_english():
     from dezero_grader.scoring.scorecard_read import Scorecard
     doc, _ = case('reject')

@@ -2,6 +2,7 @@
 two sides apart (the rule is written in `dezero_grader/sandboxed/__init__.py`); the trusted side
 is laid out by role, its top level kept to the command line and the shared declarations
 (`docs/architecture.md`). No import circles: `test_import_cycles.py`."""
+import collections
 import os
 import sys
 from pathlib import Path
@@ -118,3 +119,11 @@ def test_code_of_the_worker_calls_no_builtin_a_submission_can_patch(path):
              and n.func.id in PATCHABLE_BUILTINS and n.func.id not in own]
     assert not calls, ('take the builtin before learner code runs (`_all = all` at import), or '
                        'write a loop: ' + '; '.join(calls))
+
+
+def test_no_two_test_files_share_a_name():
+    """The tests are not packages: pytest imports each file by its base name, so two files of one
+    name in two folders break collection on whichever process meets both."""
+    tests = Path(__file__).resolve().parents[1]
+    names = collections.Counter(p.name for p in tests.rglob('test_*.py'))
+    assert not [name for name, n in names.items() if n > 1]

@@ -457,10 +457,7 @@ def _cause_summary(tr, cause, language):
     cause that is the learner's own error keeps the scorecard's line, which quotes that error)."""
     if language == i18n.DEFAULT or cause['kind'] != 'fault' or not cause.get('faults'):
         return cause['summary']
-    titles = [assignment_text(language, 'fault:' + f['id'], f['title']) for f in cause['faults']]
-    head = titles[0]
-    for title in titles[1:]:
-        head = tr.gettext('{one} or {other}').format(one=head, other=title)
+    head = _either(tr, [_fault_title(language, f) for f in cause['faults']])
     count = len(cause['checks'])
     return tr.ngettext('{cause}: {count} check fails because of it',
                        '{cause}: {count} checks fail because of it', count).format(
